@@ -1,0 +1,24 @@
+// Samples HostHealth from kernel files. Fields that cannot be read are left
+// at their defaults and logged once; sampling never fails as a whole unless
+// /proc/meminfo itself is unreadable.
+#pragma once
+
+#include "agents/health/health_snapshot.h"
+#include "agents/sys/host_fs.h"
+#include "common/status.h"
+
+namespace gpuctl::health {
+
+class HostSampler {
+ public:
+  explicit HostSampler(const sys::HostFs& fs);
+  // Static facts (hostname, kernel, os, cgroup version, container) are read
+  // once here; Sample() reads only what changes.
+  Result<HostHealth> Sample() const;
+
+ private:
+  const sys::HostFs& fs_;
+  HostHealth static_facts_;
+};
+
+}  // namespace gpuctl::health

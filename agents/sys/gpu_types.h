@@ -1,0 +1,57 @@
+// What gpuctl knows about the GPUs of a host, whichever way it was read
+// (NVML or nvidia-smi). Values a GPU or driver may not report are optional.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuctl::sys {
+
+struct GpuProcessInfo {
+  uint32_t pid = 0;
+  std::string name;  // may be empty where the source does not give it
+  uint64_t used_memory_bytes = 0;
+};
+
+struct GpuDevice {
+  uint32_t index = 0;
+  std::string uuid;
+  std::string name;
+  std::string pci_bus_id;          // "00000000:00:06.0"
+  std::string compute_capability;  // "9.0"
+  std::string driver_version;
+  std::optional<uint64_t> memory_total_bytes;
+  std::optional<uint64_t> memory_used_bytes;
+  std::optional<uint64_t> memory_free_bytes;
+  std::optional<uint32_t> utilization_gpu_pct;
+  std::optional<uint32_t> utilization_memory_pct;
+  std::optional<uint32_t> temperature_c;
+  std::optional<double> power_draw_w;
+  std::optional<double> power_limit_w;
+  std::vector<std::string> clock_event_reasons;  // decoded words, see DecodeClockEventReasons
+  std::optional<uint64_t> ecc_uncorrected;
+  std::vector<GpuProcessInfo> processes;
+};
+
+enum class GpuSourceKind { kNone, kNvml, kNvidiaSmi };
+
+struct GpuReport {
+  GpuSourceKind source = GpuSourceKind::kNone;
+  // Why there are no GPUs or what failed ("no NVIDIA driver found: ...",
+  // "Failed to initialize NVML: Driver/library version mismatch"). A host
+  // without a driver is a normal state: source kNone, no devices, a reason.
+  std::string error;
+  std::vector<GpuDevice> devices;
+};
+
+// NVML's clocks-event-reason bitmask (nvmlClocksEventReason*, the same bits
+// nvidia-smi prints as clocks_event_reasons.active) as words, lowest bit first:
+// 0x1 gpu_idle, 0x2 applications_clocks_setting, 0x4 sw_power_cap,
+// 0x8 hw_slowdown, 0x10 sync_boost, 0x20 sw_thermal_slowdown,
+// 0x40 hw_thermal_slowdown, 0x80 hw_power_brake_slowdown,
+// 0x100 display_clocks_setting; unknown bits as "0x...".
+std::vector<std::string> DecodeClockEventReasons(uint64_t mask);
+
+}  // namespace gpuctl::sys
