@@ -1,1 +1,113 @@
-// placeholder
+#include "daemon/config/daemon_config.h"
+
+#include <arpa/inet.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace gpuctl::daemon {
+namespace {
+
+bool IsLoopbackHost(const std::string& host) {
+  if (host == "localhost" || host == "::1") return true;
+  in_addr v4{};
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) {
+    return (ntohl(v4.s_addr) >> 24) == 127;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string ListenAddress::GrpcUri() const {
+  if (kind == Kind::kUnix) return "unix:" + path;
+  if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
+  return host + ":" + std::to_string(port);
+}
+
+Result<ListenAddress> ParseListenAddress(const std::string& text) {
+  ListenAddress addr;
+  if (text.rfind("unix:", 0) == 0) {
+    addr.kind = ListenAddress::Kind::kUnix;
+    addr.path = text.substr(5);
+    if (addr.path.empty() || addr.path.front() != '/') {
+      return InvalidArgument("--listen " + text + ": a unix socket needs an absolute path, e.g. unix:/run/gpuctl/gpuctld.sock");
+    }
+    return addr;
+  }
+  addr.kind = ListenAddress::Kind::kTcp;
+  std::string port_text;
+  if (!text.empty() && text.front() == '[') {
+    size_t close = text.find(']');
+    if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+      return InvalidArgument("--listen " + text + ": expected [IPV6]:PORT, e.g. [::1]:50051");
+    }
+    addr.host = text.substr(1, close - 1);
+    port_text = text.substr(close + 2);
+  } else {
+    size_t colon = text.rfind(':');
+    if (colon == std::string::npos || colon == 0) {
+      return InvalidArgument("--listen " + text + ": expected unix:PATH or HOST:PORT, e.g. 127.0.0.1:50051");
+    }
+    addr.host = text.substr(0, colon);
+    port_text = text.substr(colon + 1);
+  }
+  if (port_text.empty() || port_text.find_first_not_of("0123456789") != std::string::npos ||
+      port_text.size() > 5 || std::stoi(port_text) > 65535) {
+    return InvalidArgument("--listen " + text + ": the port must be a number from 0 to 65535");
+  }
+  addr.port = std::stoi(port_text);
+  if (!IsLoopbackHost(addr.host)) {
+    return InvalidArgument("--listen " + text + ": TCP is only served on loopback (127.0.0.1, ::1, localhost) "
+                           "until remote authentication exists; reach remote agents with gpuctl --node over SSH");
+  }
+  return addr;
+}
+
+Status LoadConfigFile(const std::string& path, DaemonConfig& config) {
+  std::ifstream in(path);
+  if (!in) return NotFound("config file " + path + " cannot be read");
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidArgument("config file " + path + " is not valid JSON: " + e.what());
+  }
+  if (!doc.is_object()) return InvalidArgument("config file " + path + " must hold a JSON object");
+  try {
+    for (const auto& [key, value] : doc.items()) {
+      if (key == "listen") config.listen = value.get<std::vector<std::string>>();
+      else if (key == "state_dir") config.state_dir = value.get<std::string>();
+      else if (key == "log_level") config.log_level = value.get<std::string>();
+      else if (key == "nvml_library") config.nvml_library = value.get<std::string>();
+      else if (key == "nvidia_smi") config.nvidia_smi = value.get<std::string>();
+      else if (key == "gpu_max_age_ms") config.gpu_max_age_ms = value.get<int>();
+      else {
+        return InvalidArgument("config file " + path + ": unknown key '" + key +
+                               "' (known: listen, state_dir, log_level, nvml_library, nvidia_smi, gpu_max_age_ms)");
+      }
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidArgument("config file " + path + ": wrong type: " + e.what());
+  }
+  return Status::Ok();
+}
+
+Status Validate(const DaemonConfig& config) {
+  if (config.listen.empty()) return InvalidArgument("at least one --listen address is needed");
+  for (const std::string& l : config.listen) {
+    Result<ListenAddress> addr = ParseListenAddress(l);
+    if (!addr.ok()) return addr.status();
+  }
+  if (config.state_dir.empty() || config.state_dir.front() != '/') {
+    return InvalidArgument("--state-dir must be an absolute path, got '" + config.state_dir + "'");
+  }
+  static const char* kLevels[] = {"trace", "debug", "info", "warn", "error"};
+  bool level_ok = false;
+  for (const char* l : kLevels) level_ok = level_ok || config.log_level == l;
+  if (!level_ok) return InvalidArgument("--log-level must be one of trace, debug, info, warn, error");
+  if (config.gpu_max_age_ms < 0) return InvalidArgument("gpu_max_age_ms must be >= 0");
+  return Status::Ok();
+}
+
+}  // namespace gpuctl::daemon

@@ -1,0 +1,96 @@
+#include "agents/sys/files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace gpuctl::sys {
+
+namespace fs = std::filesystem;
+
+Status EnsureDir(const std::string& path, unsigned mode) {
+  if (path.empty()) return InvalidArgument("empty directory path");
+  fs::path p(path);
+  fs::path built;
+  for (const auto& part : p) {
+    built /= part;
+    if (built == built.root_path()) continue;
+    if (::mkdir(built.c_str(), static_cast<mode_t>(mode)) == 0) {
+      // mkdir applies the umask; the mode we promise must hold regardless.
+      if (::chmod(built.c_str(), static_cast<mode_t>(mode)) != 0) {
+        return ErrnoError("cannot set mode of " + built.string(), errno);
+      }
+    } else if (errno != EEXIST) {
+      return ErrnoError("cannot create directory " + built.string(), errno);
+    }
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return ErrnoError("cannot stat " + path, errno);
+  if (!S_ISDIR(st.st_mode)) return FailedPrecondition(path + " exists and is not a directory");
+  return Status::Ok();
+}
+
+Status ChangeMode(const std::string& path, unsigned mode) {
+  if (::chmod(path.c_str(), static_cast<mode_t>(mode)) != 0) {
+    return ErrnoError("cannot chmod " + path, errno);
+  }
+  return Status::Ok();
+}
+
+Status WriteFileAtomic(const std::string& path, std::string_view content, unsigned mode) {
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, static_cast<mode_t>(mode));
+  if (fd < 0) return ErrnoError("cannot create " + tmp, errno);
+  size_t written = 0;
+  while (written < content.size()) {
+    ssize_t n = ::write(fd, content.data() + written, content.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return ErrnoError("cannot write " + tmp, err);
+    }
+    written += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return ErrnoError("cannot flush " + tmp, err);
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return ErrnoError("cannot rename " + tmp + " to " + path, err);
+  }
+  return Status::Ok();
+}
+
+Result<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return ErrnoError("cannot read " + path, errno ? errno : ENOENT);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Status RemoveFile(const std::string& path) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoError("cannot remove " + path, errno);
+  }
+  return Status::Ok();
+}
+
+bool PathExists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+unsigned SetUmask(unsigned mask) { return static_cast<unsigned>(::umask(static_cast<mode_t>(mask))); }
+
+}  // namespace gpuctl::sys

@@ -1,0 +1,39 @@
+// Small filesystem operations with errors as values.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace gpuctl::sys {
+
+// mkdir -p; directories this call creates get `mode` (existing ones are left
+// as they are, so pointing the agent at /tmp never chmods /tmp).
+Status EnsureDir(const std::string& path, unsigned mode);
+Status ChangeMode(const std::string& path, unsigned mode);
+// Writes to a temp file in the same directory, fsyncs, renames over `path`:
+// readers see the old or the new content, never a torn one.
+Status WriteFileAtomic(const std::string& path, std::string_view content, unsigned mode = 0644);
+Result<std::string> ReadWholeFile(const std::string& path);
+// Removes a file; a missing file is not an error.
+Status RemoveFile(const std::string& path);
+bool PathExists(const std::string& path);
+
+// Runs `fn` with the process umask set to `mask`, then restores it. Used to
+// create the agent's socket 0600 from birth (no window where it is wider).
+template <typename Fn>
+auto WithUmask(unsigned mask, Fn&& fn) -> decltype(fn());
+unsigned SetUmask(unsigned mask);  // returns the previous mask
+
+template <typename Fn>
+auto WithUmask(unsigned mask, Fn&& fn) -> decltype(fn()) {
+  unsigned previous = SetUmask(mask);
+  struct Restore {
+    unsigned m;
+    ~Restore() { SetUmask(m); }
+  } restore{previous};
+  return fn();
+}
+
+}  // namespace gpuctl::sys

@@ -1,0 +1,52 @@
+#include "agents/sys/pid_lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+
+namespace gpuctl::sys {
+
+Result<PidLock> PidLock::Acquire(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return ErrnoError("cannot open lock file " + path, errno);
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int err = errno;
+    char buf[32] = {};
+    ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+    ::close(fd);
+    if (err != EWOULDBLOCK) return ErrnoError("cannot lock " + path, err);
+    std::string holder = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "unknown";
+    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+    return Status(ErrorCode::kAlreadyExists, "held by pid " + holder + " (lock file " + path + ")");
+  }
+  std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
+    int err = errno;
+    ::close(fd);
+    return ErrnoError("cannot write pid to " + path, err);
+  }
+  return PidLock(path, fd);
+}
+
+PidLock::PidLock(PidLock&& other) noexcept : path_(std::move(other.path_)), fd_(other.fd_) {
+  other.fd_ = -1;
+}
+
+PidLock& PidLock::operator=(PidLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    path_ = std::move(other.path_);
+    fd_ = other.fd_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+PidLock::~PidLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+}  // namespace gpuctl::sys

@@ -1,0 +1,42 @@
+// The client's one door to gpuctld. Turns gRPC failures into Status values
+// whose messages tell the user what to do (start the agent, check the address).
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "common/status.h"
+#include "gpuctl/v1/agent.grpc.pb.h"
+
+namespace gpuctl::client {
+
+class AgentClient {
+ public:
+  // `address` is already normalised (see agent_address.h). No I/O happens here.
+  explicit AgentClient(std::string address,
+                       std::chrono::milliseconds call_timeout = std::chrono::seconds(10));
+
+  const std::string& address() const { return address_; }
+
+  Result<v1::HealthSnapshot> GetHealth();
+  // Calls on_snapshot for each snapshot until it returns false, the stream
+  // ends, or the agent goes away (then a kUnavailable status).
+  Status WatchHealth(std::chrono::milliseconds interval,
+                     const std::function<bool(const v1::HealthSnapshot&)>& on_snapshot);
+
+  // Maps a gRPC status to ours; UNAVAILABLE becomes an "agent unreachable"
+  // message naming the address and how to start the agent.
+  Status FromGrpc(const grpc::Status& status) const;
+
+ private:
+  std::string address_;
+  std::chrono::milliseconds call_timeout_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Agent::Stub> stub_;
+};
+
+}  // namespace gpuctl::client

@@ -1,0 +1,52 @@
+#include "client/cli.h"
+
+#include <ostream>
+
+#include <CLI/CLI.hpp>
+
+#include "client/commands/command_context.h"
+#include "client/commands/health_command.h"
+
+namespace gpuctl::client {
+
+int RunCli(const std::vector<std::string>& args, Console& console, const std::string& env_agent) {
+  CommandContext context{.global = {}, .console = console, .env_agent = env_agent};
+  CLI::App app{
+      "gpuctl: provision GPU hosts and run training jobs on them without losing the machine.\n"
+      "Talks to the gpuctld agent on this host (unix socket) or on another (--agent HOST:PORT).",
+      "gpuctl"};
+  app.set_version_flag("--version", std::string("gpuctl ") + GPUCTL_VERSION);
+  app.add_option("--agent", context.global.agent,
+                 "Agent address: unix:PATH or HOST:PORT (default $GPUCTL_AGENT, else unix:/run/gpuctl/gpuctld.sock)");
+  app.add_option("-o,--output", context.global.output, "Output format: text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  app.require_subcommand(1);
+  AddHealthCommand(app, context);
+
+  // CLI11 wants argv[0] first and parses back to front.
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    console.out << app.help();
+    return kExitOk;
+  } catch (const CLI::CallForAllHelp&) {
+    console.out << app.help("", CLI::AppFormatMode::All);
+    return kExitOk;
+  } catch (const CLI::CallForVersion&) {
+    console.out << app.version() << "\n";
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    // Subcommand --help surfaces here as a "success" parse error.
+    if (e.get_exit_code() == 0) {
+      console.out << e.what();
+      return kExitOk;
+    }
+    console.err << "gpuctl: " << e.what() << "\nRun 'gpuctl --help' for usage.\n";
+    return kExitUsage;
+  }
+  return context.exit_code;
+}
+
+}  // namespace gpuctl::client

@@ -1,0 +1,30 @@
+// gpuctl's command line: global flags, one subcommand per capability.
+// RunCli is main() without the process: tests call it with their own streams.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace gpuctl::client {
+
+enum class OutputFormat { kText, kJson };
+
+// Flags every command shares, filled before a subcommand runs.
+struct GlobalOptions {
+  std::string agent;  // as given; resolved with $GPUCTL_AGENT and the default
+  std::string output = "text";
+  OutputFormat format() const { return output == "json" ? OutputFormat::kJson : OutputFormat::kText; }
+};
+
+// Where a command writes; stdout_is_terminal enables screen clearing in --watch.
+struct Console {
+  std::ostream& out;
+  std::ostream& err;
+  bool stdout_is_terminal = false;
+};
+
+// Returns the process exit code (client/exit_codes.h).
+int RunCli(const std::vector<std::string>& args, Console& console, const std::string& env_agent);
+
+}  // namespace gpuctl::client

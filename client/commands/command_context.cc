@@ -1,0 +1,31 @@
+#include "client/commands/command_context.h"
+
+#include <ostream>
+
+#include "client/agent_address.h"
+
+namespace gpuctl::client {
+
+int ExitCodeFor(const Status& status) {
+  switch (status.code()) {
+    case ErrorCode::kOk: return kExitOk;
+    case ErrorCode::kInvalidArgument:
+    case ErrorCode::kAlreadyExists:
+      return kExitUsage;
+    case ErrorCode::kUnavailable: return kExitUnreachable;
+    default: return kExitFailure;
+  }
+}
+
+Result<std::unique_ptr<AgentClient>> CommandContext::ConnectAgent() const {
+  Result<std::string> address = NormalizeAgentAddress(ChooseAgentAddress(global.agent, env_agent));
+  if (!address.ok()) return address.status();
+  return std::make_unique<AgentClient>(*address);
+}
+
+void CommandContext::Fail(const Status& status) {
+  console.err << "gpuctl: " << status.message() << "\n";
+  exit_code = ExitCodeFor(status);
+}
+
+}  // namespace gpuctl::client

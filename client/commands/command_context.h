@@ -1,0 +1,29 @@
+// What a command needs to run: the shared flags, where to write, how to reach
+// the agent, and where to leave its exit code.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "client/agent_client.h"
+#include "client/cli.h"
+#include "client/exit_codes.h"
+#include "common/status.h"
+
+namespace gpuctl::client {
+
+struct CommandContext {
+  GlobalOptions global;
+  Console& console;
+  std::string env_agent;
+  int exit_code = kExitOk;
+
+  // The agent named by --agent / $GPUCTL_AGENT / the default socket.
+  Result<std::unique_ptr<AgentClient>> ConnectAgent() const;
+  // Prints "gpuctl: <message>" and records the exit code the error implies.
+  void Fail(const Status& status);
+};
+
+int ExitCodeFor(const Status& status);
+
+}  // namespace gpuctl::client

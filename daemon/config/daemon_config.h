@@ -1,0 +1,49 @@
+// Everything gpuctld can be told, with every default in one place
+// (convention 7). Flags and the config file fill a DaemonConfig; Validate()
+// refuses bad values up front; the result is passed explicitly.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace gpuctl::daemon {
+
+inline constexpr const char* kDefaultSocketPath = "/run/gpuctl/gpuctld.sock";
+inline constexpr const char* kDefaultStateDir = "/var/lib/gpuctl";
+
+struct ListenAddress {
+  enum class Kind { kUnix, kTcp };
+  Kind kind = Kind::kUnix;
+  std::string path;  // unix
+  std::string host;  // tcp, without brackets
+  int port = 0;      // tcp; 0 lets the kernel pick (tests)
+  // The form gRPC takes: "unix:/run/x.sock", "127.0.0.1:50051", "[::1]:50051".
+  std::string GrpcUri() const;
+};
+
+// "unix:/abs/path" or "HOST:PORT" / "[::1]:PORT". TCP only on loopback until
+// authentication exists: 127.0.0.0/8, ::1 or localhost.
+Result<ListenAddress> ParseListenAddress(const std::string& text);
+
+struct DaemonConfig {
+  std::vector<std::string> listen = {std::string("unix:") + kDefaultSocketPath};
+  std::string state_dir = kDefaultStateDir;
+  std::string log_level = "info";  // trace, debug, info, warn, error
+  // NVML library to dlopen; tests point this at a fake.
+  std::string nvml_library = "libnvidia-ml.so.1";
+  // nvidia-smi used when NVML cannot be loaded (looked up on PATH).
+  std::string nvidia_smi = "nvidia-smi";
+  // How long a GPU reading is reused between health samples.
+  int gpu_max_age_ms = 500;
+};
+
+// Reads a JSON config file: keys as in DaemonConfig ("listen" is a list).
+// Unknown keys are refused so typos do not pass silently.
+Status LoadConfigFile(const std::string& path, DaemonConfig& config);
+
+// Checks every field; the message names the field and the fix.
+Status Validate(const DaemonConfig& config);
+
+}  // namespace gpuctl::daemon

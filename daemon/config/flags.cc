@@ -1,0 +1,57 @@
+#include "daemon/config/flags.h"
+
+#include <CLI/CLI.hpp>
+
+namespace gpuctl::daemon {
+
+Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
+  FlagsOutcome outcome;
+  DaemonConfig defaults;
+  CLI::App app{
+      "gpuctld: the gpuctl host agent. It samples host and GPU health, runs training jobs\n"
+      "detached in tmux, and guards the host's memory. The gpuctl client talks to it over\n"
+      "a unix socket (default " + std::string(kDefaultSocketPath) + ") or loopback TCP.",
+      "gpuctld"};
+  app.set_version_flag("--version", std::string("gpuctld ") + GPUCTL_VERSION);
+
+  std::string config_file;
+  std::vector<std::string> listen;
+  std::string state_dir, log_level, nvml_library, nvidia_smi;
+  app.add_option("--config", config_file, "JSON config file; flags override its values")
+      ->check(CLI::ExistingFile);
+  app.add_option("--listen", listen,
+                 "Address to serve, repeatable: unix:PATH or HOST:PORT (loopback only)\n"
+                 "default: unix:" + std::string(kDefaultSocketPath));
+  app.add_option("--state-dir", state_dir, "Where jobs and logs are kept (default " +
+                                               std::string(kDefaultStateDir) + ")");
+  app.add_option("--log-level", log_level, "trace, debug, info, warn or error (default info)");
+  app.add_option("--nvml-library", nvml_library,
+                 "NVML library to load (default libnvidia-ml.so.1); for tests and odd installs");
+  app.add_option("--nvidia-smi", nvidia_smi, "nvidia-smi used when NVML is missing (default: from PATH)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    outcome.print_and_exit = app.help();
+    return outcome;
+  } catch (const CLI::CallForVersion&) {
+    outcome.print_and_exit = app.version() + "\n";
+    return outcome;
+  } catch (const CLI::ParseError& e) {
+    return InvalidArgument(std::string(e.what()) + "\nRun 'gpuctld --help' for the flags.");
+  }
+
+  DaemonConfig& config = outcome.config;
+  if (!config_file.empty()) {
+    if (Status s = LoadConfigFile(config_file, config); !s.ok()) return s;
+  }
+  if (!listen.empty()) config.listen = listen;
+  if (!state_dir.empty()) config.state_dir = state_dir;
+  if (!log_level.empty()) config.log_level = log_level;
+  if (!nvml_library.empty()) config.nvml_library = nvml_library;
+  if (!nvidia_smi.empty()) config.nvidia_smi = nvidia_smi;
+  if (Status s = Validate(config); !s.ok()) return s;
+  return outcome;
+}
+
+}  // namespace gpuctl::daemon

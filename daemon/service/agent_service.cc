@@ -1,0 +1,38 @@
+#include "daemon/service/agent_service.h"
+
+#include "daemon/service/health_convert.h"
+#include "daemon/service/status_convert.h"
+
+namespace gpuctl::daemon {
+
+Result<v1::HealthSnapshot> SampleHealthProto(health::HealthSampler& sampler) {
+  Result<health::HealthSnapshot> snapshot = sampler.Sample();
+  if (!snapshot.ok()) return snapshot.status();
+  v1::HealthSnapshot proto;
+  ToProto(*snapshot, proto);
+  return proto;
+}
+
+AgentService::AgentService(health::HealthSampler& sampler, HealthWatchHub& health_hub)
+    : sampler_(sampler), health_hub_(health_hub) {}
+
+grpc::ServerUnaryReactor* AgentService::GetHealth(grpc::CallbackServerContext* context,
+                                                  const v1::GetHealthRequest* /*request*/,
+                                                  v1::HealthSnapshot* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  Result<v1::HealthSnapshot> snapshot = SampleHealthProto(sampler_);
+  if (!snapshot.ok()) {
+    reactor->Finish(ToGrpcStatus(snapshot.status()));
+    return reactor;
+  }
+  *response = std::move(snapshot).value();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerWriteReactor<v1::HealthSnapshot>* AgentService::WatchHealth(
+    grpc::CallbackServerContext* /*context*/, const v1::WatchHealthRequest* request) {
+  return health_hub_.Subscribe(std::chrono::milliseconds(request->interval_ms()));
+}
+
+}  // namespace gpuctl::daemon

@@ -1,0 +1,31 @@
+// gRPC glue for the Agent service: translates requests to calls on the
+// agents' plain interfaces and results back to the wire. No logic lives here.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include "agents/health/health_sampler.h"
+#include "daemon/service/health_watch.h"
+#include "gpuctl/v1/agent.grpc.pb.h"
+
+namespace gpuctl::daemon {
+
+class AgentService final : public v1::Agent::CallbackService {
+ public:
+  AgentService(health::HealthSampler& sampler, HealthWatchHub& health_hub);
+
+  grpc::ServerUnaryReactor* GetHealth(grpc::CallbackServerContext* context,
+                                      const v1::GetHealthRequest* request,
+                                      v1::HealthSnapshot* response) override;
+  grpc::ServerWriteReactor<v1::HealthSnapshot>* WatchHealth(
+      grpc::CallbackServerContext* context, const v1::WatchHealthRequest* request) override;
+
+ private:
+  health::HealthSampler& sampler_;
+  HealthWatchHub& health_hub_;
+};
+
+// A health sample on the wire; the hub and GetHealth share it.
+Result<v1::HealthSnapshot> SampleHealthProto(health::HealthSampler& sampler);
+
+}  // namespace gpuctl::daemon

@@ -1,0 +1,84 @@
+// WatchHealth streams. One hub thread samples health when any subscriber is
+// due and hands the snapshot to each due stream. Reactors never block: each
+// holds at most one pending snapshot (a newer one replaces it), so a slow
+// client costs one message of memory, not a growing queue.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "agents/sys/clock.h"
+#include "common/status.h"
+#include "gpuctl/v1/health.pb.h"
+
+namespace gpuctl::daemon {
+
+class HealthWatchHub;
+
+class WatchHealthReactor final : public grpc::ServerWriteReactor<v1::HealthSnapshot> {
+ public:
+  explicit WatchHealthReactor(HealthWatchHub& hub) : hub_(hub) {}
+
+  // Called by the hub thread.
+  void Deliver(const v1::HealthSnapshot& snapshot);
+  // Ends the stream from the server side (shutdown); waits for an in-flight write.
+  void FinishFromServer(const grpc::Status& status);
+
+  void OnWriteDone(bool ok) override;
+  void OnCancel() override;
+  void OnDone() override;
+
+ private:
+  void WriteOrFinishLocked(std::unique_lock<std::mutex>& lock);
+
+  HealthWatchHub& hub_;
+  std::mutex mutex_;
+  bool writing_ = false;
+  bool finished_ = false;
+  v1::HealthSnapshot in_flight_;
+  std::optional<v1::HealthSnapshot> pending_;
+  std::optional<grpc::Status> finish_status_;
+};
+
+class HealthWatchHub {
+ public:
+  using SampleFn = std::function<Result<v1::HealthSnapshot>()>;
+  static constexpr std::chrono::milliseconds kMinInterval{100};
+  static constexpr std::chrono::milliseconds kDefaultInterval{1000};
+
+  HealthWatchHub(SampleFn sample, const sys::Clock& clock);
+  ~HealthWatchHub();
+
+  // Creates a stream for gRPC to own; the first snapshot goes out at once.
+  WatchHealthReactor* Subscribe(std::chrono::milliseconds interval);
+  // Idempotent; after it returns the hub never touches `reactor` again.
+  void Unsubscribe(WatchHealthReactor* reactor);
+  // Ends every stream with UNAVAILABLE and stops the thread. Idempotent.
+  void Stop();
+  size_t subscriber_count();
+
+ private:
+  struct Subscriber {
+    WatchHealthReactor* reactor;
+    std::chrono::milliseconds interval;
+    std::chrono::steady_clock::time_point next_due;
+  };
+  void Loop();
+
+  SampleFn sample_;
+  const sys::Clock& clock_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<Subscriber> subscribers_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace gpuctl::daemon

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The main job on this machine: install, build, start a local gpuctld (or use
+# the one already running) and show the host's health.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+bash scripts/build.sh
+gpuctl=build/client/gpuctl
+socket=${GPUCTL_SOCKET:-/run/gpuctl/gpuctld.sock}
+export GPUCTL_AGENT="unix:$socket"
+
+if "$gpuctl" health >/dev/null 2>&1; then
+  echo "== using the gpuctld already serving $GPUCTL_AGENT"
+else
+  mkdir -p build/demo
+  echo "== starting gpuctld on $GPUCTL_AGENT (log: build/demo/gpuctld.log)"
+  setsid build/daemon/gpuctld --listen "$GPUCTL_AGENT" >build/demo/gpuctld.log 2>&1 < /dev/null &
+  echo $! > build/demo/gpuctld.pid
+  for _ in $(seq 1 100); do
+    "$gpuctl" health >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+fi
+
+echo "== gpuctl health"
+"$gpuctl" health
+echo
+echo "== gpuctl -o json health"
+"$gpuctl" -o json health
+echo
+echo "== gpuctl health --watch --interval 500ms --count 3"
+"$gpuctl" health --watch --interval 500ms --count 3
+if [ -f build/demo/gpuctld.pid ]; then
+  echo "gpuctld is left running (pid $(cat build/demo/gpuctld.pid)); stop it with: kill $(cat build/demo/gpuctld.pid)"
+fi

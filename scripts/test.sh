@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Installs dependencies, builds with warnings as errors, and runs every test.
+# CI runs exactly this (.ci/run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+bash scripts/build.sh -DGPUCTL_WERROR=ON -DGPUCTL_BUILD_TESTS=ON
+cd build
+ctest --output-on-failure --timeout 300 -j 2
