@@ -29,6 +29,11 @@ Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
                  "NVML library to load (default libnvidia-ml.so.1); for tests and odd installs");
   app.add_option("--nvidia-smi", nvidia_smi, "nvidia-smi used when NVML is missing (default: from PATH)");
 
+  // A flag given twice takes its last value, as most daemons do (--listen,
+  // a list, keeps them all).
+  for (const char* name : {"--config", "--state-dir", "--log-level", "--nvml-library", "--nvidia-smi"}) {
+    app.get_option(name)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
