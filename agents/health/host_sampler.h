@@ -3,6 +3,8 @@
 // /proc/meminfo itself is unreadable.
 #pragma once
 
+#include <atomic>
+
 #include "agents/health/health_snapshot.h"
 #include "agents/sys/host_fs.h"
 #include "common/status.h"
@@ -19,6 +21,11 @@ class HostSampler {
  private:
   const sys::HostFs& fs_;
   HostHealth static_facts_;
+  // Sample() runs every few hundred ms, possibly from several threads: each
+  // unreadable optional field is logged the first time only.
+  mutable std::atomic<bool> logged_loadavg_{false};
+  mutable std::atomic<bool> logged_uptime_{false};
+  mutable std::atomic<bool> logged_pressure_{false};
 };
 
 }  // namespace gpuctl::health

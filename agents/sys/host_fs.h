@@ -46,7 +46,7 @@ class HostFs {
   // sys/fs/cgroup/unified; v1: controller directories under sys/fs/cgroup.
   CgroupVersion DetectCgroupVersion() const;
   // From (in order) run/host/container-manager, proc/1/environ container=,
-  // .dockerenv / run/.containerenv, and proc/1/cgroup path hints.
+  // .dockerenv / run/.containerenv / dev/lxd, and proc/1/cgroup path hints.
   ContainerKind DetectContainer() const;
 
  private:
