@@ -91,6 +91,44 @@ bool PathExists(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0;
 }
 
+Result<uint64_t> FileSize(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return ErrnoError("cannot stat " + path, errno);
+  return static_cast<uint64_t>(st.st_size);
+}
+
+Result<std::string> ReadFileRange(const std::string& path, uint64_t offset, size_t max_bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("cannot open " + path, errno);
+  std::string data(max_bytes, '\0');
+  size_t got = 0;
+  while (got < max_bytes) {
+    ssize_t n = ::pread(fd, data.data() + got, max_bytes - got, static_cast<off_t>(offset + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      return ErrnoError("cannot read " + path, err);
+    }
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  data.resize(got);
+  return data;
+}
+
+bool IsExecutableFile(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+Status ReplaceSymlink(const std::string& target, const std::string& link) {
+  ::unlink(link.c_str());
+  if (::symlink(target.c_str(), link.c_str()) != 0) return ErrnoError("cannot link " + link, errno);
+  return Status::Ok();
+}
+
 unsigned SetUmask(unsigned mask) { return static_cast<unsigned>(::umask(static_cast<mode_t>(mask))); }
 
 }  // namespace gpuctl::sys

@@ -1,6 +1,7 @@
 // Small filesystem operations with errors as values.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,14 @@ Result<std::string> ReadWholeFile(const std::string& path);
 // Removes a file; a missing file is not an error.
 Status RemoveFile(const std::string& path);
 bool PathExists(const std::string& path);
+// Size in bytes; kNotFound when missing.
+Result<uint64_t> FileSize(const std::string& path);
+// Up to `max_bytes` from `offset` (fewer at the end of the file).
+Result<std::string> ReadFileRange(const std::string& path, uint64_t offset, size_t max_bytes);
+// A regular file we may execute (access X_OK).
+bool IsExecutableFile(const std::string& path);
+// Makes `link` a symlink to `target`, replacing what was there.
+Status ReplaceSymlink(const std::string& target, const std::string& link);
 
 // Runs `fn` with the process umask set to `mask`, then restores it. Used to
 // create the agent's socket 0600 from birth (no window where it is wider).

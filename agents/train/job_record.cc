@@ -1,0 +1,216 @@
+#include "agents/train/job_record.h"
+
+#include <cmath>
+
+namespace gpuctl::train {
+namespace {
+
+using nlohmann::json;
+
+constexpr struct {
+  JobState state;
+  const char* name;
+} kStateNames[] = {
+    {JobState::kStarting, "starting"}, {JobState::kRunning, "running"},  {JobState::kSucceeded, "succeeded"},
+    {JobState::kFailed, "failed"},     {JobState::kStopped, "stopped"},  {JobState::kLost, "lost"},
+    {JobState::kKilledByGuard, "killed_by_guard"},
+};
+
+template <typename T>
+void PutOptional(json& j, const char* key, const std::optional<T>& value) {
+  if (value) j[key] = *value;
+}
+
+template <typename T>
+void GetOptional(const json& j, const char* key, std::optional<T>& out) {
+  auto it = j.find(key);
+  if (it != j.end() && !it->is_null()) out = it->get<T>();
+}
+
+// JSON has no NaN or inf; a diverged loss is worth keeping, so it is a string.
+json Number(double v) { return std::isfinite(v) ? json(v) : json(std::to_string(v)); }
+double NumberFrom(const json& j) { return j.is_string() ? std::stod(j.get<std::string>()) : j.get<double>(); }
+
+json ToJson(const Throughput& t) { return {{"value", Number(t.value)}, {"unit", t.unit}}; }
+Throughput ThroughputFromJson(const json& j) { return {NumberFrom(j.at("value")), j.at("unit").get<std::string>()}; }
+
+json ToJson(const MetricsState& m) {
+  json j = json::object();
+  PutOptional(j, "step", m.step);
+  if (m.loss) j["loss"] = Number(*m.loss);
+  if (m.grad_norm) j["grad_norm"] = Number(*m.grad_norm);
+  if (m.throughput) j["throughput"] = ToJson(*m.throughput);
+  if (m.best_throughput) j["best_throughput"] = ToJson(*m.best_throughput);
+  j["lines_seen"] = m.lines_seen;
+  return j;
+}
+
+MetricsState MetricsFromJson(const json& j) {
+  MetricsState m;
+  GetOptional(j, "step", m.step);
+  if (j.contains("loss")) m.loss = NumberFrom(j["loss"]);
+  if (j.contains("grad_norm")) m.grad_norm = NumberFrom(j["grad_norm"]);
+  if (j.contains("throughput")) m.throughput = ThroughputFromJson(j["throughput"]);
+  if (j.contains("best_throughput")) m.best_throughput = ThroughputFromJson(j["best_throughput"]);
+  m.lines_seen = j.value("lines_seen", uint64_t{0});
+  return m;
+}
+
+json ToJson(const JobSpec& s) {
+  json j = {{"name", s.name},   {"command", s.command}, {"script", s.script},   {"anchors_flag", s.anchors_flag},
+            {"alloc_conf", s.alloc_conf}, {"env", s.env}, {"cwd", s.cwd}, {"gpus", s.gpus},
+            {"container", s.container}};
+  PutOptional(j, "anchors", s.anchors);
+  return j;
+}
+
+JobSpec SpecFromJson(const json& j) {
+  JobSpec s;
+  s.name = j.at("name").get<std::string>();
+  s.command = j.value("command", std::vector<std::string>{});
+  s.script = j.value("script", "");
+  GetOptional(j, "anchors", s.anchors);
+  s.anchors_flag = j.value("anchors_flag", std::string(kDefaultAnchorsFlag));
+  s.alloc_conf = j.value("alloc_conf", "");
+  s.env = j.value("env", std::map<std::string, std::string>{});
+  s.cwd = j.value("cwd", "");
+  s.gpus = j.value("gpus", "");
+  s.container = j.value("container", "");
+  return s;
+}
+
+}  // namespace
+
+const char* JobStateName(JobState state) {
+  for (const auto& s : kStateNames) {
+    if (s.state == state) return s.name;
+  }
+  return "unknown";
+}
+
+std::optional<JobState> ParseJobState(std::string_view name) {
+  for (const auto& s : kStateNames) {
+    if (name == s.name) return s.state;
+  }
+  return std::nullopt;
+}
+
+bool IsActive(JobState state) { return state == JobState::kStarting || state == JobState::kRunning; }
+
+json ToJson(const LogEvent& e) {
+  json j = {{"kind", e.kind}, {"offset", e.offset}, {"message", e.message}};
+  PutOptional(j, "rank", e.rank);
+  PutOptional(j, "exception_type", e.exception_type);
+  PutOptional(j, "gpu", e.gpu);
+  PutOptional(j, "tried_bytes", e.tried_bytes);
+  PutOptional(j, "total_bytes", e.total_bytes);
+  PutOptional(j, "free_bytes", e.free_bytes);
+  PutOptional(j, "in_use_bytes", e.in_use_bytes);
+  PutOptional(j, "allocated_bytes", e.allocated_bytes);
+  PutOptional(j, "reserved_unallocated_bytes", e.reserved_unallocated_bytes);
+  PutOptional(j, "allowed_bytes", e.allowed_bytes);
+  if (!e.other_processes.empty()) {
+    json others = json::array();
+    for (const GpuProcessMemory& p : e.other_processes) others.push_back({{"pid", p.pid}, {"bytes", p.bytes}});
+    j["other_processes"] = others;
+  }
+  PutOptional(j, "traceback_offset", e.traceback_offset);
+  PutOptional(j, "nccl_code", e.nccl_code);
+  PutOptional(j, "signal_number", e.signal_number);
+  PutOptional(j, "signal_name", e.signal_name);
+  PutOptional(j, "pid", e.pid);
+  return j;
+}
+
+LogEvent LogEventFromJson(const json& j) {
+  LogEvent e;
+  e.kind = j.at("kind").get<std::string>();
+  e.offset = j.at("offset").get<uint64_t>();
+  e.message = j.value("message", "");
+  GetOptional(j, "rank", e.rank);
+  GetOptional(j, "exception_type", e.exception_type);
+  GetOptional(j, "gpu", e.gpu);
+  GetOptional(j, "tried_bytes", e.tried_bytes);
+  GetOptional(j, "total_bytes", e.total_bytes);
+  GetOptional(j, "free_bytes", e.free_bytes);
+  GetOptional(j, "in_use_bytes", e.in_use_bytes);
+  GetOptional(j, "allocated_bytes", e.allocated_bytes);
+  GetOptional(j, "reserved_unallocated_bytes", e.reserved_unallocated_bytes);
+  GetOptional(j, "allowed_bytes", e.allowed_bytes);
+  if (j.contains("other_processes")) {
+    for (const json& p : j["other_processes"]) {
+      e.other_processes.push_back({p.at("pid").get<int64_t>(), p.at("bytes").get<uint64_t>()});
+    }
+  }
+  GetOptional(j, "traceback_offset", e.traceback_offset);
+  GetOptional(j, "nccl_code", e.nccl_code);
+  GetOptional(j, "signal_number", e.signal_number);
+  GetOptional(j, "signal_name", e.signal_name);
+  GetOptional(j, "pid", e.pid);
+  return e;
+}
+
+json ToJson(const JobRecord& r) {
+  json events = json::array();
+  for (const JobEventRecord& e : r.events) {
+    json j = ToJson(e.event);
+    j["time_unix_ms"] = e.time_unix_ms;
+    events.push_back(std::move(j));
+  }
+  json j = {{"spec", ToJson(r.spec)},
+            {"state", JobStateName(r.state)},
+            {"state_reason", r.state_reason},
+            {"pid", r.pid},
+            {"pgid", r.pgid},
+            {"tmux_session", r.tmux_session},
+            {"created_unix_ms", r.created_unix_ms},
+            {"started_unix_ms", r.started_unix_ms},
+            {"ended_unix_ms", r.ended_unix_ms},
+            {"restart_count", r.restart_count},
+            {"stop_requested", r.stop_requested},
+            {"log_path", r.log_path},
+            {"exit_path", r.exit_path},
+            {"log_bytes", r.log_bytes},
+            {"parsed_offset", r.parsed_offset},
+            {"metrics", ToJson(r.metrics)},
+            {"events", events}};
+  PutOptional(j, "exit_code", r.exit_code);
+  PutOptional(j, "term_signal", r.term_signal);
+  PutOptional(j, "pid_start_time", r.pid_start_time);
+  return j;
+}
+
+Result<JobRecord> JobRecordFromJson(const json& j) {
+  try {
+    JobRecord r;
+    r.spec = SpecFromJson(j.at("spec"));
+    std::optional<JobState> state = ParseJobState(j.at("state").get<std::string>());
+    if (!state) return InvalidArgument("job record: unknown state '" + j.at("state").get<std::string>() + "'");
+    r.state = *state;
+    r.state_reason = j.value("state_reason", "");
+    GetOptional(j, "exit_code", r.exit_code);
+    GetOptional(j, "term_signal", r.term_signal);
+    r.pid = j.value("pid", int64_t{0});
+    r.pgid = j.value("pgid", int64_t{0});
+    GetOptional(j, "pid_start_time", r.pid_start_time);
+    r.tmux_session = j.value("tmux_session", "");
+    r.created_unix_ms = j.value("created_unix_ms", int64_t{0});
+    r.started_unix_ms = j.value("started_unix_ms", int64_t{0});
+    r.ended_unix_ms = j.value("ended_unix_ms", int64_t{0});
+    r.restart_count = j.value("restart_count", uint32_t{0});
+    r.stop_requested = j.value("stop_requested", false);
+    r.log_path = j.value("log_path", "");
+    r.exit_path = j.value("exit_path", "");
+    r.log_bytes = j.value("log_bytes", uint64_t{0});
+    r.parsed_offset = j.value("parsed_offset", uint64_t{0});
+    if (j.contains("metrics")) r.metrics = MetricsFromJson(j["metrics"]);
+    for (const json& e : j.value("events", json::array())) {
+      r.events.push_back({LogEventFromJson(e), e.value("time_unix_ms", int64_t{0})});
+    }
+    return r;
+  } catch (const std::exception& e) {
+    return InvalidArgument(std::string("job record is malformed: ") + e.what());
+  }
+}
+
+}  // namespace gpuctl::train

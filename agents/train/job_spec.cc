@@ -1,0 +1,102 @@
+#include "agents/train/job_spec.h"
+
+#include "agents/train/alloc_conf.h"
+#include "agents/train/anchors.h"
+
+namespace gpuctl::train {
+namespace {
+
+bool IsNameChar(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+         c == '-';
+}
+
+bool IsEnvKey(std::string_view key) {
+  if (key.empty() || (key[0] >= '0' && key[0] <= '9')) return false;
+  for (char c : key) {
+    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// "0,1,3" or "GPU-c6489789-...,GPU-..." (what CUDA_VISIBLE_DEVICES accepts).
+bool IsGpuList(std::string_view gpus) {
+  if (gpus.empty() || gpus.front() == ',' || gpus.back() == ',') return false;
+  for (char c : gpus) {
+    bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'Z') || c == '-' || c == ',';
+    if (!ok) return false;
+  }
+  return gpus.find(",,") == std::string_view::npos;
+}
+
+}  // namespace
+
+Status ValidateJobName(std::string_view name) {
+  bool ok = !name.empty() && name.size() <= 64 && name != "." && name != "..";
+  for (char c : name) ok = ok && IsNameChar(c);
+  if (!ok) {
+    return InvalidArgument("invalid job name '" + std::string(name) +
+                           "': use 1-64 characters from A-Z a-z 0-9 . _ - (e.g. --name dflash-768)");
+  }
+  return Status::Ok();
+}
+
+Status ValidateJobSpec(const JobSpec& spec) {
+  if (Status s = ValidateJobName(spec.name); !s.ok()) return s;
+  if (!spec.script.empty() && spec.command.size() > 1 && spec.command.front() != spec.script) {
+    return InvalidArgument("give either --script PATH or -- COMMAND ARGS..., not both");
+  }
+  if (spec.script.empty() && spec.command.empty()) {
+    return InvalidArgument("nothing to run: give --script PATH or -- COMMAND ARGS...");
+  }
+  if (!spec.script.empty() && spec.script.front() != '/') {
+    return InvalidArgument("--script must be an absolute path, got '" + spec.script + "'");
+  }
+  if (spec.anchors && *spec.anchors == 0) {
+    return InvalidArgument("--anchors must be a positive integer, got 0");
+  }
+  if (spec.anchors && (spec.anchors_flag.size() < 2 || spec.anchors_flag[0] != '-')) {
+    return InvalidArgument("--anchors-flag must look like a flag (e.g. --max-anchors), got '" + spec.anchors_flag + "'");
+  }
+  if (!spec.alloc_conf.empty()) {
+    if (Status s = ValidateAllocConf(spec.alloc_conf); !s.ok()) return s.Wrap("--alloc-conf");
+  }
+  for (const auto& [key, value] : spec.env) {
+    if (!IsEnvKey(key)) {
+      return InvalidArgument("--env " + key + "=...: the name must be letters, digits and _ (not starting with a digit)");
+    }
+  }
+  if (!spec.cwd.empty() && spec.cwd.front() != '/') {
+    return InvalidArgument("--cwd must be an absolute path, got '" + spec.cwd + "'");
+  }
+  if (!spec.gpus.empty() && !IsGpuList(spec.gpus)) {
+    return InvalidArgument("--gpus must be a comma-separated list of GPU indices or UUIDs (e.g. 0,1), got '" +
+                           spec.gpus + "'");
+  }
+  if (!spec.container.empty() && spec.container.find_first_not_of("0123456789") != std::string::npos) {
+    return InvalidArgument("--container must be a numeric Proxmox VMID (e.g. 200), got '" + spec.container + "'");
+  }
+  return Status::Ok();
+}
+
+std::vector<std::string> EffectiveCommand(const JobSpec& spec) {
+  std::vector<std::string> argv = spec.command;
+  if (argv.empty() && !spec.script.empty()) argv.push_back(spec.script);
+  if (spec.anchors) argv = ApplyAnchorsFlag(std::move(argv), *spec.anchors, spec.anchors_flag);
+  return argv;
+}
+
+std::map<std::string, std::string> EffectiveEnv(const JobSpec& spec) {
+  std::map<std::string, std::string> env = spec.env;
+  if (!spec.alloc_conf.empty()) env["PYTORCH_CUDA_ALLOC_CONF"] = spec.alloc_conf;
+  if (!spec.gpus.empty()) env["CUDA_VISIBLE_DEVICES"] = spec.gpus;
+  env["GPUCTL_JOB"] = spec.name;
+  if (spec.anchors) env["GPUCTL_ANCHORS"] = std::to_string(*spec.anchors);
+  env.try_emplace("PYTHONUNBUFFERED", "1");
+  return env;
+}
+
+std::string TmuxSessionName(std::string_view job_name) { return "gpuctl-" + std::string(job_name); }
+
+}  // namespace gpuctl::train

@@ -1,0 +1,107 @@
+// Starts, watches, stops and re-adopts training jobs. Jobs never depend on
+// the agent: they live in tmux, write their own log and exit status, and a
+// restarted agent picks them up from their records.
+//
+// One monitor thread owns the watching: every `monitor_interval` it reads
+// what active jobs appended to their logs (events, metrics) and checks
+// whether they ended. Calls from RPC handlers take the same lock briefly.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agents/sys/clock.h"
+#include "agents/sys/command_runner.h"
+#include "agents/sys/process_control.h"
+#include "agents/sys/tmux.h"
+#include "agents/train/job_record.h"
+#include "agents/train/job_store.h"
+#include "agents/train/line_splitter.h"
+#include "agents/train/log_events.h"
+#include "agents/train/metrics.h"
+
+namespace gpuctl::train {
+
+struct JobSupervisorOptions {
+  std::string state_dir;
+  // Where a Proxmox LXC container's root filesystem appears on the host
+  // ({vmid} is replaced); job logs inside it are read from here.
+  std::string lxc_rootfs_template = "/var/lib/lxc/{vmid}/rootfs";
+  // Where jobs inside a container keep their files (a path inside it).
+  std::string container_state_dir = "/var/lib/gpuctl";
+  std::string pct = "pct";
+  std::chrono::milliseconds monitor_interval{250};
+};
+
+// Where to read a job's log, and whether more can come.
+struct LogSource {
+  std::string path;
+  bool ended = false;
+};
+
+class JobSupervisor {
+ public:
+  JobSupervisor(JobSupervisorOptions options, sys::Tmux& tmux, sys::ProcessControl& processes,
+                sys::CommandRunner& runner, const sys::Clock& clock);
+  ~JobSupervisor();
+
+  // Loads the records, re-adopts jobs that still run, settles those that
+  // ended while the agent was away, and starts the monitor thread.
+  void Start();
+  // Stops the monitor thread (jobs keep running). Idempotent.
+  void Shutdown();
+
+  // Errors: kInvalidArgument for a bad spec, a missing or non-executable
+  // script; kAlreadyExists when a job of that name is running; kFailedPrecondition
+  // for a container that does not exist or is stopped; tmux errors otherwise.
+  // On error nothing was started and no record changed.
+  Result<JobRecord> StartJob(JobSpec spec);
+  Result<JobRecord> GetJob(const std::string& name);
+  std::vector<JobRecord> ListJobs();
+  // SIGTERM to the job's process group, SIGKILL after `grace`, then the tmux
+  // session is removed. Blocks up to `grace` plus a little.
+  Result<JobRecord> StopJob(const std::string& name, std::chrono::milliseconds grace);
+  Result<LogSource> GetLogSource(const std::string& name);
+
+ private:
+  struct LiveJob {
+    JobRecord record;
+    LineSplitter lines;
+    LogEventParser events;
+    std::unique_ptr<MetricsTracker> metrics;
+    int64_t last_save_ms = 0;
+    bool event_cap_logged = false;
+  };
+
+  Status CheckContainerRunning(const std::string& vmid);
+  std::string HostPathForContainer(const std::string& vmid, const std::string& inside) const;
+  // Reads new log bytes and checks for an ended job; saves on change.
+  void RefreshLocked(LiveJob& job);
+  bool ReadNewLogLocked(LiveJob& job);
+  bool SettleIfEndedLocked(LiveJob& job);
+  void SaveLocked(const JobRecord& record);
+  int64_t NowMs() const;
+  void MonitorLoop();
+  LiveJob& AddLocked(JobRecord record);
+
+  JobSupervisorOptions options_;
+  JobStore store_;
+  sys::Tmux& tmux_;
+  sys::ProcessControl& processes_;
+  sys::CommandRunner& runner_;
+  const sys::Clock& clock_;
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::map<std::string, std::unique_ptr<LiveJob>> jobs_;
+  std::thread monitor_;
+};
+
+}  // namespace gpuctl::train

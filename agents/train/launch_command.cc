@@ -1,0 +1,32 @@
+#include "agents/train/launch_command.h"
+
+namespace gpuctl::train {
+
+const char* const kJobWrapperScript =
+    "log=$1 status=$2 dir=$3; shift 3\n"
+    "trap : HUP INT TERM\n"
+    "exec >>\"$log\" 2>&1 </dev/null\n"
+    "record() { printf '%s\\n' \"$1\" >\"$status.tmp\" && mv -f \"$status.tmp\" \"$status\"; }\n"
+    "if [ -n \"$dir\" ] && ! cd \"$dir\"; then echo \"gpuctl: cannot enter $dir\"; record 126; exit 126; fi\n"
+    "\"$@\"\n"
+    "code=$?\n"
+    "record \"$code\"\n"
+    "exit \"$code\"\n";
+
+sys::TmuxSessionSpec BuildLaunch(const JobSpec& spec, const LaunchPaths& paths, const std::string& pct) {
+  sys::TmuxSessionSpec launch;
+  launch.session = TmuxSessionName(spec.name);
+  std::vector<std::string>& argv = launch.argv;
+  if (!spec.container.empty()) {
+    argv = {pct, "exec", spec.container, "--"};
+  }
+  // The environment goes through env(1) rather than tmux -e so that it
+  // also crosses into a container, where pct exec starts from a clean one.
+  argv.push_back("env");
+  for (const auto& [key, value] : EffectiveEnv(spec)) argv.push_back(key + "=" + value);
+  argv.insert(argv.end(), {"sh", "-c", kJobWrapperScript, "gpuctl-job", paths.log_path, paths.exit_path, spec.cwd});
+  for (std::string& arg : EffectiveCommand(spec)) argv.push_back(std::move(arg));
+  return launch;
+}
+
+}  // namespace gpuctl::train

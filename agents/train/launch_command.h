@@ -1,0 +1,33 @@
+// How a job is started: the argv tmux runs. Pure, so the exact command is
+// tested without tmux.
+//
+// The job runs under a fixed wrapper (`sh -c WRAPPER`), never a shell string
+// built from input: the user's argv reaches the program through "$@". The
+// wrapper sends stdout and stderr to the log before the program starts (no
+// pipe-pane race), and writes the exit status to a file when the program
+// ends, so the status survives an agent that is down at that moment. It
+// traps HUP/INT/TERM (handlers, not "ignore": the program gets default
+// dispositions back at exec) so that it outlives the program and records how
+// it died, e.g. 143 after SIGTERM.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "agents/sys/tmux.h"
+#include "agents/train/job_spec.h"
+
+namespace gpuctl::train {
+
+extern const char* const kJobWrapperScript;
+
+struct LaunchPaths {
+  std::string log_path;   // as seen by the job (inside the container for LXC)
+  std::string exit_path;  // likewise
+};
+
+// env K=V... sh -c WRAPPER gpuctl-job LOG EXIT CWD ARGV...; for a container,
+// the same behind `pct exec VMID --`.
+sys::TmuxSessionSpec BuildLaunch(const JobSpec& spec, const LaunchPaths& paths, const std::string& pct = "pct");
+
+}  // namespace gpuctl::train

@@ -1,0 +1,190 @@
+#include "agents/train/log_events.h"
+
+#include "agents/train/cuda_oom_message.h"
+#include "agents/train/event_keywords.h"
+#include "agents/train/log_line.h"
+#include "agents/train/signal_message.h"
+
+namespace gpuctl::train {
+namespace {
+
+constexpr std::string_view kTracebackHeader = "Traceback (most recent call last):";
+// A header whose exception line never comes (the process was killed while
+// printing) is forgotten after this many lines of its rank.
+constexpr uint32_t kMaxTracebackLines = 10'000;
+constexpr size_t kMaxRemembered = 4096;
+
+// What c10's allocator config parsers say when they refuse a setting
+// (c10/core/AllocatorConfig.*, c10/cuda/CUDAAllocatorConfig.*, 1.x to 2.11).
+constexpr std::string_view kAllocConfPhrases[] = {
+    "in ConfigTokenizer",
+    "CachingAllocator option",  // "...option max_split_size_mb too small", "Unrecognized ...option: x"
+    "Unknown allocator backend",
+    "For roundups, the",
+    "Expected a single True/False argument for",
+    "garbage_collect_threshold is invalid",
+    "per_process_memory_fraction is invalid",
+    "Number of register threads",
+    "Pinned reserve segment size",
+    "Error parsing CachingAllocator",
+    "Allocator backend parsed at runtime",
+};
+
+struct NcclCode {
+  std::string_view code;
+  std::string_view wording;  // ncclGetErrorString
+};
+constexpr NcclCode kNcclCodes[] = {
+    {"ncclUnhandledCudaError", "unhandled cuda error"},
+    {"ncclSystemError", "unhandled system error"},
+    {"ncclInternalError", "internal error"},
+    {"ncclInvalidArgument", "invalid argument"},
+    {"ncclInvalidUsage", "invalid usage"},
+    {"ncclRemoteError", "remote process exited or there was a network error"},
+};
+
+constexpr std::string_view kNcclPhrases[] = {
+    "NCCL error",
+    "NCCL Error",
+    "NCCL WARN",
+    "Watchdog caught collective operation timeout",
+    "NCCL communicator was aborted",
+    "Some NCCL operations have failed or timed out",
+};
+
+bool Contains(std::string_view text, std::string_view phrase) {
+  return text.find(phrase) != std::string_view::npos;
+}
+
+LogEvent EventFor(std::string_view kind, std::string_view body) {
+  LogEvent event;
+  event.kind = kind;
+  event.message = CutUtf8(body, kMaxLogEventMessageBytes);
+  if (auto type = LeadingExceptionType(body)) event.exception_type = std::string(*type);
+  return event;
+}
+
+std::optional<LogEvent> ParseAllocConfError(std::string_view body) {
+  bool refused = false;
+  for (std::string_view phrase : kAllocConfPhrases) refused = refused || Contains(body, phrase);
+  refused = refused || (Contains(body, "Unrecognized key '") && Contains(body, "allocator config"));
+  if (!refused) return std::nullopt;
+  return EventFor(kAllocConfInvalid, body);
+}
+
+std::optional<LogEvent> ParseNcclError(std::string_view body) {
+  if (!Contains(body, "NCCL") && !Contains(body, "nccl") && !Contains(body, "Watchdog caught")) {
+    return std::nullopt;
+  }
+  bool error = false;
+  for (std::string_view phrase : kNcclPhrases) error = error || Contains(body, phrase);
+  std::optional<std::string> code;
+  for (const NcclCode& c : kNcclCodes) {
+    if (Contains(body, c.code)) code = std::string(c.code);
+  }
+  if (!code && (Contains(body, "NCCL error") || Contains(body, "NCCL Error"))) {
+    for (const NcclCode& c : kNcclCodes) {
+      if (Contains(body, c.wording)) {
+        code = std::string(c.code);
+        break;
+      }
+    }
+  }
+  if (!error && !code) return std::nullopt;
+  LogEvent event = EventFor(kNcclError, body);
+  event.nccl_code = std::move(code);
+  return event;
+}
+
+// Python exception classes end so by convention; requiring it keeps a stray
+// "step: 5" or "Error: x" printed by another process from closing a traceback.
+bool LooksLikeExceptionClass(std::string_view name) {
+  std::string_view last = name.substr(name.rfind('.') + 1);
+  if (last == "Error" || last == "Warning") return false;
+  for (std::string_view suffix : {"Error", "Exception", "Interrupt", "Exit", "Iteration",
+                                  "Warning", "Failure"}) {
+    if (last.ends_with(suffix)) return true;
+  }
+  return false;
+}
+
+// The exception class of a traceback's final line, "ExcType: message" or a
+// bare "KeyboardInterrupt".
+std::optional<std::string_view> FinalExceptionType(std::string_view body) {
+  if (auto type = LeadingExceptionType(body); type && LooksLikeExceptionClass(*type)) return type;
+  if (IsDottedIdentifier(body) && LooksLikeExceptionClass(body)) return body;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<LogEvent> ParseLogLine(std::string_view line, uint64_t offset) {
+  RankedLine ranked = SplitRankPrefix(line);
+  if (!MayHoldEvent(ranked.body)) return std::nullopt;
+  std::optional<LogEvent> event = ParseCudaOomMessage(ranked.body);
+  if (!event) event = ParseAllocConfError(ranked.body);
+  if (!event) event = ParseNcclError(ranked.body);
+  if (!event) event = ParseSignalMessage(ranked.body);
+  if (event) {
+    event->offset = offset;
+    event->rank = ranked.rank;
+  }
+  return event;
+}
+
+LogEventParser::LogEventParser(size_t max_line_bytes) : splitter_(max_line_bytes) {}
+
+std::vector<LogEvent> LogEventParser::Feed(std::string_view chunk, uint64_t chunk_offset) {
+  std::vector<LogEvent> events;
+  splitter_.Feed(chunk, chunk_offset,
+                 [&](std::string_view line, uint64_t offset) { ObserveLine(line, offset, events); });
+  return events;
+}
+
+std::vector<LogEvent> LogEventParser::Finish() {
+  std::vector<LogEvent> events;
+  splitter_.Finish(
+      [&](std::string_view line, uint64_t offset) { ObserveLine(line, offset, events); });
+  return events;
+}
+
+void LogEventParser::ObserveLine(std::string_view line, uint64_t offset,
+                                 std::vector<LogEvent>& events) {
+  RankedLine ranked = SplitRankPrefix(line);
+  const int rank_key = ranked.rank.value_or(-1);
+  if (ranked.body.starts_with(kTracebackHeader)) {
+    open_tracebacks_[rank_key] = OpenTraceback{offset, 0};
+    return;
+  }
+  if (auto open = open_tracebacks_.find(rank_key); open != open_tracebacks_.end()) {
+    const uint64_t started_at = open->second.start_offset;
+    if (++open->second.lines > kMaxTracebackLines) open_tracebacks_.erase(open);
+    const bool frame = ranked.body.empty() || ranked.body.front() == ' ' ||
+                       ranked.body.front() == '\t';
+    if (frame) return;
+    if (auto type = FinalExceptionType(ranked.body)) {
+      if (auto event = ParseLogLine(line, offset)) Emit(std::move(*event), events);
+      LogEvent traceback = EventFor(kTraceback, ranked.body);
+      traceback.exception_type = std::string(*type);
+      traceback.offset = offset;
+      traceback.rank = ranked.rank;
+      traceback.traceback_offset = started_at;
+      Emit(std::move(traceback), events);
+      open_tracebacks_.erase(rank_key);
+      return;
+    }
+  }
+  if (auto event = ParseLogLine(line, offset)) Emit(std::move(*event), events);
+}
+
+void LogEventParser::Emit(LogEvent event, std::vector<LogEvent>& events) {
+  if (event.kind == kSignal && event.pid && event.signal_number) {
+    std::pair<int64_t, int> key{*event.pid, *event.signal_number};
+    if (reported_signals_.contains(key)) return;
+    if (reported_signals_.size() >= kMaxRemembered) reported_signals_.clear();
+    reported_signals_.insert(key);
+  }
+  events.push_back(std::move(event));
+}
+
+}  // namespace gpuctl::train

@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""A toy training loop for trying gpuctl without a GPU.
+
+It prints what a real run prints (step, loss, tokens/s), echoes the
+--max-anchors it was given and PYTORCH_CUDA_ALLOC_CONF, and can end the way a
+real run ends when a GPU runs out of memory (--simulate-oom-at), with the
+message PyTorch prints, so gpuctl's OOM detection can be seen end to end.
+"""
+import argparse
+import math
+import os
+import random
+import sys
+import time
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--steps", type=int, default=40, help="training steps to run")
+    parser.add_argument("--interval", type=float, default=0.1, help="seconds per step")
+    parser.add_argument("--max-anchors", type=int, default=1024, help="anchors per batch (memory grows with it)")
+    parser.add_argument("--simulate-oom-at", type=int, default=-1,
+                        help="at this step, die of a (simulated) torch.OutOfMemoryError")
+    args = parser.parse_args()
+
+    print(f"toy_train: max_anchors={args.max_anchors}", flush=True)
+    print(f"toy_train: PYTORCH_CUDA_ALLOC_CONF={os.environ.get('PYTORCH_CUDA_ALLOC_CONF', '')}", flush=True)
+    print(f"toy_train: job={os.environ.get('GPUCTL_JOB', '')} anchors={os.environ.get('GPUCTL_ANCHORS', '')}",
+          flush=True)
+    rng = random.Random(0)
+    for step in range(args.steps):
+        if step == args.simulate_oom_at:
+            tried = 16.0 * args.max_anchors / 1024
+            print("Traceback (most recent call last):", flush=True)
+            print('  File "toy_train.py", line 42, in <module>', flush=True)
+            print("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+                  f"{tried:.2f} GiB. GPU 0 has a total capacity of 139.80 GiB of which 11.29 GiB is free. "
+                  "Including non-PyTorch memory, this process has 128.51 GiB memory in use. Of the allocated "
+                  "memory 128.00 GiB is allocated by PyTorch, and 0 bytes is reserved by PyTorch but "
+                  "unallocated. (simulated by toy_train.py)", flush=True)
+            return 1
+        loss = 2.0 + 8.0 * math.exp(-step / 15.0) + rng.uniform(-0.05, 0.05)
+        ktok = 13.8 * (768 / args.max_anchors) ** 0.1 + rng.uniform(-0.3, 0.3)
+        print(f"step {step} | loss {loss:.3f} | {ktok:.1f} Ktok/s", flush=True)
+        time.sleep(args.interval)
+    print("toy_train: done", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
