@@ -1,6 +1,20 @@
 #include "client/agent_client.h"
 
+#include <algorithm>
+
 namespace gpuctl::client {
+namespace {
+
+// Starting may wait on a container (pct exec) and tmux: more than a query.
+constexpr std::chrono::milliseconds kStartJobTimeout{30'000};
+// The agent answers a stop after the grace period and the SIGKILL that follows it.
+constexpr std::chrono::milliseconds kStopSlack{15'000};
+
+void SetDeadline(grpc::ClientContext& context, std::chrono::milliseconds timeout) {
+  context.set_deadline(std::chrono::system_clock::now() + timeout);
+}
+
+}  // namespace
 
 AgentClient::AgentClient(std::string address, std::chrono::milliseconds call_timeout)
     : address_(std::move(address)), call_timeout_(call_timeout) {
@@ -54,6 +68,72 @@ Status AgentClient::WatchHealth(std::chrono::milliseconds interval,
     }
   }
   return FromGrpc(reader->Finish());
+}
+
+
+Result<v1::Job> AgentClient::StartJob(const v1::StartJobRequest& request) {
+  grpc::ClientContext context;
+  SetDeadline(context, std::max(call_timeout_, kStartJobTimeout));
+  v1::Job job;
+  grpc::Status status = stub_->StartJob(&context, request, &job);
+  if (!status.ok()) return FromGrpc(status);
+  return job;
+}
+
+Result<v1::Job> AgentClient::GetJob(const std::string& name) {
+  grpc::ClientContext context;
+  SetDeadline(context, call_timeout_);
+  v1::GetJobRequest request;
+  request.set_name(name);
+  v1::Job job;
+  grpc::Status status = stub_->GetJob(&context, request, &job);
+  if (!status.ok()) return FromGrpc(status);
+  return job;
+}
+
+Result<v1::ListJobsResponse> AgentClient::ListJobs() {
+  grpc::ClientContext context;
+  SetDeadline(context, call_timeout_);
+  v1::ListJobsResponse response;
+  grpc::Status status = stub_->ListJobs(&context, v1::ListJobsRequest(), &response);
+  if (!status.ok()) return FromGrpc(status);
+  return response;
+}
+
+Result<v1::Job> AgentClient::StopJob(const std::string& name, std::chrono::milliseconds grace) {
+  grpc::ClientContext context;
+  SetDeadline(context, grace + kStopSlack);
+  v1::StopJobRequest request;
+  request.set_name(name);
+  // On the wire 0 means "the agent's default (10 s)"; a grace of 0 asked for
+  // here means SIGKILL at once, the nearest of which is 1 ms.
+  request.set_grace_ms(static_cast<uint32_t>(std::clamp<int64_t>(grace.count(), 1, UINT32_MAX)));
+  v1::Job job;
+  grpc::Status status = stub_->StopJob(&context, request, &job);
+  if (!status.ok()) return FromGrpc(status);
+  return job;
+}
+
+Status AgentClient::StreamLogs(const v1::StreamLogsRequest& request,
+                               const std::function<bool(const v1::LogChunk&)>& on_chunk) {
+  grpc::ClientContext context;
+  std::unique_ptr<grpc::ClientReader<v1::LogChunk>> reader = stub_->StreamLogs(&context, request);
+  v1::LogChunk chunk;
+  while (reader->Read(&chunk)) {
+    if (!on_chunk(chunk)) {
+      context.TryCancel();
+      reader->Finish().IgnoreError();
+      return Status::Ok();
+    }
+  }
+  grpc::Status status = reader->Finish();
+  // We did not cancel, so the agent did: it cancels its streams that way when
+  // it stops. For the caller that is the agent going away.
+  if (status.error_code() == grpc::StatusCode::CANCELLED) {
+    return FromGrpc(grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                 "the agent closed the stream (" + status.error_message() + ")"));
+  }
+  return FromGrpc(status);
 }
 
 }  // namespace gpuctl::client

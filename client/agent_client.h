@@ -28,6 +28,20 @@ class AgentClient {
   Status WatchHealth(std::chrono::milliseconds interval,
                      const std::function<bool(const v1::HealthSnapshot&)>& on_snapshot);
 
+  // Training jobs. Errors as FromGrpc maps them: kInvalidArgument,
+  // kAlreadyExists, kFailedPrecondition (nothing was started), kNotFound (no
+  // such job), kUnavailable (agent unreachable).
+  Result<v1::Job> StartJob(const v1::StartJobRequest& request);
+  Result<v1::Job> GetJob(const std::string& name);
+  Result<v1::ListJobsResponse> ListJobs();
+  // Waits up to grace + 15 s: the agent answers once the job is gone. A
+  // grace of 0 kills at once.
+  Result<v1::Job> StopJob(const std::string& name, std::chrono::milliseconds grace);
+  // Calls on_chunk for each chunk until it returns false (then Ok), the
+  // stream ends (the final status), or the agent goes away (kUnavailable).
+  Status StreamLogs(const v1::StreamLogsRequest& request,
+                    const std::function<bool(const v1::LogChunk&)>& on_chunk);
+
   // Maps a gRPC status to ours; UNAVAILABLE becomes an "agent unreachable"
   // message naming the address and how to start the agent.
   Status FromGrpc(const grpc::Status& status) const;

@@ -6,11 +6,12 @@
 
 #include "client/commands/command_context.h"
 #include "client/commands/health_command.h"
+#include "client/commands/train_command.h"
 
 namespace gpuctl::client {
 
 int RunCli(const std::vector<std::string>& args, Console& console, const std::string& env_agent) {
-  CommandContext context{.global = {}, .console = console, .env_agent = env_agent};
+  CommandContext context{.global = {}, .console = console, .env_agent = env_agent, .args = args};
   CLI::App app{
       "gpuctl: provision GPU hosts and run training jobs on them without losing the machine.\n"
       "Talks to the gpuctld agent on this host (unix socket) or on another (--agent HOST:PORT).",
@@ -23,6 +24,7 @@ int RunCli(const std::vector<std::string>& args, Console& console, const std::st
       ->capture_default_str();
   app.require_subcommand(1);
   AddHealthCommand(app, context);
+  AddTrainCommand(app, context);
 
   // CLI11 wants argv[0] first and parses back to front.
   std::vector<std::string> reversed(args.rbegin(), args.rend());

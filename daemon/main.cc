@@ -15,7 +15,10 @@
 #include "agents/sys/files.h"
 #include "agents/sys/gpu_reader.h"
 #include "agents/sys/host_fs.h"
+#include "agents/sys/process_control.h"
 #include "agents/sys/shutdown_signal.h"
+#include "agents/sys/tmux.h"
+#include "agents/train/job_supervisor.h"
 #include "daemon/config/flags.h"
 #include "daemon/server/agent_server.h"
 #include "daemon/service/agent_service.h"
@@ -66,7 +69,15 @@ int main(int argc, char** argv) {
   health::HealthSampler sampler(host_fs, *gpu_reader, clock,
                                 std::chrono::milliseconds(config.gpu_max_age_ms));
   daemon::HealthWatchHub health_hub([&] { return daemon::SampleHealthProto(sampler); }, clock);
-  daemon::AgentService agent_service(sampler, health_hub);
+  std::unique_ptr<sys::Tmux> tmux = sys::MakeTmux(*runner, config.tmux_socket);
+  std::unique_ptr<sys::ProcessControl> processes = sys::MakeProcessControl(host_fs);
+  train::JobSupervisor jobs({.state_dir = config.state_dir,
+                             .lxc_rootfs_template = config.lxc_rootfs,
+                             .pct = config.pct},
+                            *tmux, *processes, *runner, clock);
+  jobs.Start();
+  daemon::WorkQueue slow_calls(/*workers=*/2, /*max_queued=*/32);
+  daemon::AgentService agent_service(sampler, health_hub, jobs, slow_calls);
 
   Result<std::unique_ptr<daemon::AgentServer>> server =
       daemon::AgentServer::Start(config, {&agent_service});
@@ -82,6 +93,8 @@ int main(int argc, char** argv) {
   // deadline well inside the 2 s promise.
   health_hub.Stop();
   (*server)->Shutdown(clock.WallNow() + std::chrono::milliseconds(1000));
+  slow_calls.Shutdown();
+  jobs.Shutdown();  // the jobs themselves keep running in tmux
   spdlog::info("stopped");
   spdlog::shutdown();
   return 0;

@@ -44,7 +44,7 @@ Status ValidateJobName(std::string_view name) {
 
 Status ValidateJobSpec(const JobSpec& spec) {
   if (Status s = ValidateJobName(spec.name); !s.ok()) return s;
-  if (!spec.script.empty() && spec.command.size() > 1 && spec.command.front() != spec.script) {
+  if (!spec.script.empty() && !spec.command.empty() && spec.command.front() != spec.script) {
     return InvalidArgument("give either --script PATH or -- COMMAND ARGS..., not both");
   }
   if (spec.script.empty() && spec.command.empty()) {

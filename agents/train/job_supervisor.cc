@@ -188,7 +188,9 @@ Result<JobRecord> JobSupervisor::StartJob(JobSpec spec) {
   Result<int64_t> pid = tmux_.PanePid(record.tmux_session);
   if (pid.ok()) {
     record.pid = *pid;
-    record.pgid = processes_.ProcessGroup(*pid).value_or(*pid);
+    // tmux makes the pane process lead its own group, but may not have done so yet
+    // when it reports the pid: the pid itself is the group to signal.
+    record.pgid = *pid;
     record.pid_start_time = processes_.StartTime(*pid);
     record.state = JobState::kRunning;
   } else {

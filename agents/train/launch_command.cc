@@ -5,12 +5,15 @@ namespace gpuctl::train {
 const char* const kJobWrapperScript =
     "log=$1 status=$2 dir=$3; shift 3\n"
     "trap : HUP INT TERM\n"
+    "exec 3>&1\n"
+    "echo \"gpuctl: output goes to $log\"\n"
     "exec >>\"$log\" 2>&1 </dev/null\n"
     "record() { printf '%s\\n' \"$1\" >\"$status.tmp\" && mv -f \"$status.tmp\" \"$status\"; }\n"
     "if [ -n \"$dir\" ] && ! cd \"$dir\"; then echo \"gpuctl: cannot enter $dir\"; record 126; exit 126; fi\n"
     "\"$@\"\n"
     "code=$?\n"
     "record \"$code\"\n"
+    "echo \"gpuctl: exited $code\" >&3\n"
     "exit \"$code\"\n";
 
 sys::TmuxSessionSpec BuildLaunch(const JobSpec& spec, const LaunchPaths& paths, const std::string& pct) {

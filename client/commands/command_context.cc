@@ -9,8 +9,11 @@ namespace gpuctl::client {
 int ExitCodeFor(const Status& status) {
   switch (status.code()) {
     case ErrorCode::kOk: return kExitOk;
+    // The agent refused the input (a bad spec, a name in use, a stopped
+    // container): nothing was done, as with a bad flag.
     case ErrorCode::kInvalidArgument:
     case ErrorCode::kAlreadyExists:
+    case ErrorCode::kFailedPrecondition:
       return kExitUsage;
     case ErrorCode::kUnavailable: return kExitUnreachable;
     default: return kExitFailure;

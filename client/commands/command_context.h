@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "client/agent_client.h"
 #include "client/cli.h"
@@ -16,6 +17,9 @@ struct CommandContext {
   GlobalOptions global;
   Console& console;
   std::string env_agent;
+  // The command line as given (without the program name): `train start`
+  // reads the command after "--" from it verbatim.
+  std::vector<std::string> args;
   int exit_code = kExitOk;
 
   // The agent named by --agent / $GPUCTL_AGENT / the default socket.

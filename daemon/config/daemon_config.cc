@@ -82,9 +82,12 @@ Status LoadConfigFile(const std::string& path, DaemonConfig& config) {
       else if (key == "nvml_library") config.nvml_library = value.get<std::string>();
       else if (key == "nvidia_smi") config.nvidia_smi = value.get<std::string>();
       else if (key == "gpu_max_age_ms") config.gpu_max_age_ms = value.get<int>();
+      else if (key == "tmux_socket") config.tmux_socket = value.get<std::string>();
+      else if (key == "pct") config.pct = value.get<std::string>();
+      else if (key == "lxc_rootfs") config.lxc_rootfs = value.get<std::string>();
       else {
         return InvalidArgument("config file " + path + ": unknown key '" + key +
-                               "' (known: listen, state_dir, log_level, nvml_library, nvidia_smi, gpu_max_age_ms)");
+                               "' (known: listen, state_dir, log_level, nvml_library, nvidia_smi, gpu_max_age_ms, tmux_socket, pct, lxc_rootfs)");
       }
     }
   } catch (const nlohmann::json::exception& e) {
@@ -107,6 +110,14 @@ Status Validate(const DaemonConfig& config) {
   for (const char* l : kLevels) level_ok = level_ok || config.log_level == l;
   if (!level_ok) return InvalidArgument("--log-level must be one of trace, debug, info, warn, error");
   if (config.gpu_max_age_ms < 0) return InvalidArgument("gpu_max_age_ms must be >= 0");
+  if (config.tmux_socket.empty() ||
+      config.tmux_socket.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
+          std::string::npos) {
+    return InvalidArgument("--tmux-socket must be a plain name from [A-Za-z0-9._-], got '" + config.tmux_socket + "'");
+  }
+  if (config.lxc_rootfs.empty() || config.lxc_rootfs.front() != '/') {
+    return InvalidArgument("--lxc-rootfs must be an absolute path template, e.g. /var/lib/lxc/{vmid}/rootfs");
+  }
   return Status::Ok();
 }
 

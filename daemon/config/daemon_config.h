@@ -37,6 +37,12 @@ struct DaemonConfig {
   std::string nvidia_smi = "nvidia-smi";
   // How long a GPU reading is reused between health samples.
   int gpu_max_age_ms = 500;
+  // tmux server socket name (tmux -L) that holds the jobs' sessions.
+  std::string tmux_socket = "gpuctl";
+  // Proxmox: the pct tool, and where a container's root filesystem is seen
+  // from the host ({vmid} is replaced).
+  std::string pct = "pct";
+  std::string lxc_rootfs = "/var/lib/lxc/{vmid}/rootfs";
 };
 
 // Reads a JSON config file: keys as in DaemonConfig ("listen" is a list).

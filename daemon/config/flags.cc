@@ -16,7 +16,7 @@ Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
 
   std::string config_file;
   std::vector<std::string> listen;
-  std::string state_dir, log_level, nvml_library, nvidia_smi;
+  std::string state_dir, log_level, nvml_library, nvidia_smi, tmux_socket, pct, lxc_rootfs;
   app.add_option("--config", config_file, "JSON config file; flags override its values")
       ->check(CLI::ExistingFile);
   app.add_option("--listen", listen,
@@ -28,10 +28,15 @@ Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
   app.add_option("--nvml-library", nvml_library,
                  "NVML library to load (default libnvidia-ml.so.1); for tests and odd installs");
   app.add_option("--nvidia-smi", nvidia_smi, "nvidia-smi used when NVML is missing (default: from PATH)");
+  app.add_option("--tmux-socket", tmux_socket, "tmux server socket name for the jobs' sessions (default gpuctl)");
+  app.add_option("--pct", pct, "Proxmox pct tool for --container jobs (default: pct from PATH)");
+  app.add_option("--lxc-rootfs", lxc_rootfs,
+                 "Where an LXC container's root filesystem is seen from the host (default /var/lib/lxc/{vmid}/rootfs)");
 
   // A flag given twice takes its last value, as most daemons do (--listen,
   // a list, keeps them all).
-  for (const char* name : {"--config", "--state-dir", "--log-level", "--nvml-library", "--nvidia-smi"}) {
+  for (const char* name : {"--config", "--state-dir", "--log-level", "--nvml-library", "--nvidia-smi", "--tmux-socket", "--pct",
+                           "--lxc-rootfs"}) {
     app.get_option(name)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
   try {
@@ -55,6 +60,9 @@ Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
   if (!log_level.empty()) config.log_level = log_level;
   if (!nvml_library.empty()) config.nvml_library = nvml_library;
   if (!nvidia_smi.empty()) config.nvidia_smi = nvidia_smi;
+  if (!tmux_socket.empty()) config.tmux_socket = tmux_socket;
+  if (!pct.empty()) config.pct = pct;
+  if (!lxc_rootfs.empty()) config.lxc_rootfs = lxc_rootfs;
   if (Status s = Validate(config); !s.ok()) return s;
   return outcome;
 }

@@ -13,8 +13,9 @@ Result<v1::HealthSnapshot> SampleHealthProto(health::HealthSampler& sampler) {
   return proto;
 }
 
-AgentService::AgentService(health::HealthSampler& sampler, HealthWatchHub& health_hub)
-    : sampler_(sampler), health_hub_(health_hub) {}
+AgentService::AgentService(health::HealthSampler& sampler, HealthWatchHub& health_hub,
+                           train::JobSupervisor& jobs, WorkQueue& slow_calls)
+    : sampler_(sampler), health_hub_(health_hub), jobs_(jobs), slow_calls_(slow_calls) {}
 
 grpc::ServerUnaryReactor* AgentService::GetHealth(grpc::CallbackServerContext* context,
                                                   const v1::GetHealthRequest* /*request*/,

@@ -5,14 +5,17 @@
 #include <grpcpp/grpcpp.h>
 
 #include "agents/health/health_sampler.h"
+#include "agents/train/job_supervisor.h"
 #include "daemon/service/health_watch.h"
+#include "daemon/service/work_queue.h"
 #include "gpuctl/v1/agent.grpc.pb.h"
 
 namespace gpuctl::daemon {
 
 class AgentService final : public v1::Agent::CallbackService {
  public:
-  AgentService(health::HealthSampler& sampler, HealthWatchHub& health_hub);
+  AgentService(health::HealthSampler& sampler, HealthWatchHub& health_hub, train::JobSupervisor& jobs,
+               WorkQueue& slow_calls);
 
   grpc::ServerUnaryReactor* GetHealth(grpc::CallbackServerContext* context,
                                       const v1::GetHealthRequest* request,
@@ -20,9 +23,23 @@ class AgentService final : public v1::Agent::CallbackService {
   grpc::ServerWriteReactor<v1::HealthSnapshot>* WatchHealth(
       grpc::CallbackServerContext* context, const v1::WatchHealthRequest* request) override;
 
+  // Jobs (job_handlers.cc).
+  grpc::ServerUnaryReactor* StartJob(grpc::CallbackServerContext* context, const v1::StartJobRequest* request,
+                                     v1::Job* response) override;
+  grpc::ServerUnaryReactor* GetJob(grpc::CallbackServerContext* context, const v1::GetJobRequest* request,
+                                   v1::Job* response) override;
+  grpc::ServerUnaryReactor* ListJobs(grpc::CallbackServerContext* context, const v1::ListJobsRequest* request,
+                                     v1::ListJobsResponse* response) override;
+  grpc::ServerUnaryReactor* StopJob(grpc::CallbackServerContext* context, const v1::StopJobRequest* request,
+                                    v1::Job* response) override;
+  grpc::ServerWriteReactor<v1::LogChunk>* StreamLogs(grpc::CallbackServerContext* context,
+                                                      const v1::StreamLogsRequest* request) override;
+
  private:
   health::HealthSampler& sampler_;
   HealthWatchHub& health_hub_;
+  train::JobSupervisor& jobs_;
+  WorkQueue& slow_calls_;
 };
 
 // A health sample on the wire; the hub and GetHealth share it.

@@ -30,7 +30,9 @@ TEST(ParseListenAddress, RefusesNonLoopbackAndGarbage) {
                           "unix:", "127.0.0.1", "127.0.0.1:", "127.0.0.1:99999", "127.0.0.1:http", ":50051"}) {
     auto r = ParseListenAddress(bad);
     EXPECT_FALSE(r.ok()) << bad;
-    if (!r.ok()) EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument) << bad;
+    if (!r.ok()) {
+      EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument) << bad;
+    }
   }
   EXPECT_NE(ParseListenAddress("0.0.0.0:1").status().message().find("loopback"), std::string::npos);
 }

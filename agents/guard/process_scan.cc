@@ -1,0 +1,118 @@
+#include "agents/guard/process_scan.h"
+
+#include <charconv>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "agents/sys/proc_parsers.h"
+#include "agents/sys/proc_stat.h"
+#include "agents/sys/proc_tree.h"
+
+namespace gpuctl::guard {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  constexpr std::string_view kSpaces = " \t\r\n";
+  size_t begin = s.find_first_not_of(kSpaces);
+  if (begin == std::string_view::npos) return {};
+  return s.substr(begin, s.find_last_not_of(kSpaces) - begin + 1);
+}
+
+template <typename T>
+std::optional<T> ToNumber(std::string_view s) {
+  s = Trim(s);
+  if (s.empty()) return std::nullopt;
+  T value{};
+  auto [end, err] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (err != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return value;
+}
+
+Result<int64_t> ReadNumber(const sys::HostFs& fs, const std::string& relative) {
+  Result<std::string> text = fs.ReadFile(relative);
+  if (!text.ok()) return text.status();
+  std::optional<int64_t> n = ToNumber<int64_t>(*text);
+  if (!n) return InvalidArgument(fs.Path(relative) + ": expected a number, got '" + std::string(Trim(*text)) + "'");
+  return *n;
+}
+
+// "VmRSS:	  123456 kB" -> bytes; absent (kernel threads, zombies) -> 0.
+Result<uint64_t> RssBytes(std::string_view status_text) {
+  std::optional<std::string> field = sys::FindStatusField(status_text, "VmRSS");
+  if (!field) return uint64_t{0};
+  std::string_view value = Trim(*field);
+  if (value.ends_with("kB")) value = Trim(value.substr(0, value.size() - 2));
+  std::optional<uint64_t> kib = ToNumber<uint64_t>(value);
+  if (!kib) return InvalidArgument("malformed VmRSS '" + *field + "'");
+  return *kib * 1024;
+}
+
+}  // namespace
+
+Result<uint32_t> ParseProcStatFlags(std::string_view stat_text) {
+  size_t close = stat_text.rfind(')');
+  if (close == std::string_view::npos) return InvalidArgument("not a /proc/PID/stat line (no '(comm)')");
+  // After ')' come fields 3 (state) onwards; flags is the 7th of them.
+  std::string_view rest = stat_text.substr(close + 1);
+  constexpr int kFlagsIndex = 6;
+  for (int index = 0;; ++index) {
+    size_t begin = rest.find_first_not_of(' ');
+    if (begin == std::string_view::npos) break;
+    rest.remove_prefix(begin);
+    size_t end = rest.find(' ');
+    std::string_view word = rest.substr(0, end);
+    if (index == kFlagsIndex) {
+      std::optional<uint32_t> flags = ToNumber<uint32_t>(word);
+      if (!flags) return InvalidArgument("/proc/PID/stat: bad flags field '" + std::string(word) + "'");
+      return *flags;
+    }
+    if (end == std::string_view::npos) break;
+    rest.remove_prefix(end);
+  }
+  return InvalidArgument("/proc/PID/stat line too short to hold the flags field");
+}
+
+Result<ProcessInfo> ReadProcess(const sys::HostFs& fs, int64_t pid) {
+  const std::string dir = "proc/" + std::to_string(pid) + "/";
+  Result<std::string> stat_text = fs.ReadFile(dir + "stat");
+  if (!stat_text.ok()) return stat_text.status();
+  Result<sys::ProcStat> stat = sys::ParseProcStat(*stat_text);
+  if (!stat.ok()) return stat.status().Wrap(fs.Path(dir + "stat"));
+  Result<uint32_t> flags = ParseProcStatFlags(*stat_text);
+  if (!flags.ok()) return flags.status().Wrap(fs.Path(dir + "stat"));
+  Result<std::string> status_text = fs.ReadFile(dir + "status");
+  if (!status_text.ok()) return status_text.status();
+  Result<uint64_t> rss = RssBytes(*status_text);
+  if (!rss.ok()) return rss.status().Wrap(fs.Path(dir + "status"));
+  Result<int64_t> score = ReadNumber(fs, dir + "oom_score");
+  if (!score.ok()) return score.status();
+  Result<int64_t> adj = ReadNumber(fs, dir + "oom_score_adj");
+  if (!adj.ok()) return adj.status();
+
+  ProcessInfo info;
+  info.pid = stat->pid;
+  info.ppid = stat->ppid;
+  info.comm = stat->comm;
+  info.state = stat->state;
+  info.flags = *flags;
+  info.has_executable = sys::HasExecutable(fs, pid);
+  info.rss_bytes = *rss;
+  info.oom_score = *score;
+  info.oom_score_adj = *adj;
+  return info;
+}
+
+Result<std::vector<ProcessInfo>> ScanProcesses(const sys::HostFs& fs) {
+  Result<std::vector<int64_t>> pids = sys::ListPids(fs);
+  if (!pids.ok()) return pids.status();
+  std::vector<ProcessInfo> processes;
+  processes.reserve(pids->size());
+  for (int64_t pid : *pids) {
+    Result<ProcessInfo> info = ReadProcess(fs, pid);
+    if (info.ok()) processes.push_back(std::move(*info));
+  }
+  return processes;
+}
+
+}  // namespace gpuctl::guard

@@ -1,0 +1,30 @@
+// Reads ProcessInfo from /proc through a HostFs (a fixture tree in tests):
+// proc/PID/stat (comm, state, ppid, flags), status (VmRSS), oom_score,
+// oom_score_adj, and whether proc/PID/exe resolves.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "agents/guard/process_info.h"
+#include "agents/sys/host_fs.h"
+#include "common/status.h"
+
+namespace gpuctl::guard {
+
+// Field 9 (flags) of a /proc/PID/stat line, found after the last ')' since
+// comm may hold spaces and parentheses. sys::ProcStat does not carry it.
+// Errors: kInvalidArgument.
+Result<uint32_t> ParseProcStatFlags(std::string_view stat_text);
+
+// One process. Errors: kNotFound when it is gone, kInvalidArgument for a
+// malformed file, and the HostFs read errors.
+Result<ProcessInfo> ReadProcess(const sys::HostFs& fs, int64_t pid);
+
+// Every process that could be read completely. A process that exits during
+// the scan, or any of whose files cannot be read, is left out: what the guard
+// cannot judge it does not kill. Errors: only when proc cannot be listed.
+Result<std::vector<ProcessInfo>> ScanProcesses(const sys::HostFs& fs);
+
+}  // namespace gpuctl::guard

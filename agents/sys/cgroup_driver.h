@@ -1,0 +1,125 @@
+// The seam to memory cgroups, v1 (memory controller) and v2 alike. Real
+// drivers: CgroupV2Driver and CgroupV1Driver, each rooted at an injectable
+// mount so tests point them at fixture trees; tests of code above this seam
+// use tests/fakes/fake_cgroup_driver.h.
+//
+// A cgroup is named as /proc/PID/cgroup names it: relative to the mount of
+// the hierarchy, starting with '/': "/" is the root cgroup,
+// "/gpuctl/job-a" a child. Every method that takes a path fails with
+// kInvalidArgument when the path is not absolute or has an empty, "." or ".."
+// component, so no name can reach outside the mount.
+//
+// Errors every method may return besides those listed: kPermissionDenied
+// (not root, or a delegated subtree we do not own), kIo (any other errno,
+// with the file and strerror in the message).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agents/sys/host_fs.h"
+#include "agents/sys/proc_parsers.h"
+#include "common/status.h"
+
+namespace gpuctl::sys {
+
+class ProcessControl;
+
+struct CgroupDriverOptions {
+  // How long KillAll waits for a cgroup to empty before kUnavailable.
+  std::chrono::milliseconds kill_timeout{2000};
+};
+
+class CgroupDriver {
+ public:
+  virtual ~CgroupDriver() = default;
+
+  // kV1 or kV2: which files back the methods below.
+  virtual CgroupVersion version() const = 0;
+  // The directory of `path` on this host (mount + path), for messages and for
+  // the event waiters (CgroupV1Threshold, PsiTrigger) that need real files.
+  // Errors: kInvalidArgument (bad path).
+  virtual Result<std::string> Directory(const std::string& path) const = 0;
+
+  // mkdir. v2 also enables the memory controller for the new child (writes
+  // "+memory" to the parent's cgroup.subtree_control when it is not there),
+  // since a child without it has no memory.max.
+  // Errors: kAlreadyExists (the cgroup exists: callers that adopt leftovers
+  // treat this as success), kNotFound (the parent does not exist),
+  // kFailedPrecondition (v2: the parent has processes of its own, so the
+  // kernel's no-internal-processes rule refuses the controller).
+  virtual Status CreateCgroup(const std::string& path) = 0;
+
+  // rmdir. Errors: kNotFound (no such cgroup), kFailedPrecondition (it still
+  // has processes or child cgroups: KillAll and remove children first).
+  virtual Status RemoveCgroup(const std::string& path) = 0;
+
+  // Moves process `pid` (all its threads) into the cgroup (cgroup.procs).
+  // Errors: kInvalidArgument (pid <= 0), kNotFound (no such cgroup, or no
+  // such process).
+  virtual Status AddProcess(const std::string& path, int64_t pid) = 0;
+
+  // The hard limit: v2 memory.max, v1 memory.limit_in_bytes. nullopt removes
+  // the limit ("max", or -1 on v1). Errors: kNotFound (no such cgroup, or v2
+  // without the memory controller), kFailedPrecondition (v1: usage cannot be
+  // reclaimed below the new limit, EBUSY), kInvalidArgument (the kernel
+  // refused the value, e.g. v1 limit above memory.memsw.limit_in_bytes).
+  virtual Status SetMemoryMax(const std::string& path, std::optional<uint64_t> bytes) = 0;
+
+  // The throttle line: v2 memory.high (nullopt: "max"). Errors: as
+  // SetMemoryMax; on v1, which has no such line, always kFailedPrecondition
+  // (callers check version() or treat it as "not available here").
+  virtual Status SetMemoryHigh(const std::string& path, std::optional<uint64_t> bytes) = 0;
+
+  // Charged memory, page cache included: v2 memory.current, v1
+  // memory.usage_in_bytes. Errors: kNotFound.
+  virtual Result<uint64_t> MemoryCurrent(const std::string& path) = 0;
+
+  // The hard limit; nullopt when unlimited. Errors: kNotFound.
+  virtual Result<std::optional<uint64_t>> MemoryLimit(const std::string& path) = 0;
+
+  // Inactive file cache of the cgroup and its descendants, which the kernel
+  // reclaims before it OOM-kills: v2 memory.stat inactive_file, v1
+  // memory.stat total_inactive_file. Errors: kNotFound (no cgroup or no such
+  // key).
+  virtual Result<uint64_t> InactiveFile(const std::string& path) = 0;
+
+  // Memory pressure of the cgroup: v2 memory.pressure. Errors: kNotFound,
+  // kFailedPrecondition (v1 has no per-cgroup PSI; a v2 kernel without PSI).
+  virtual Result<Pressure> MemoryPressure(const std::string& path) = 0;
+
+  // Processes directly in the cgroup (cgroup.procs; not its children's).
+  // Errors: kNotFound.
+  virtual Result<std::vector<int64_t>> Processes(const std::string& path) = 0;
+
+  // How often the kernel's OOM killer has killed in the cgroup: "oom_kill"
+  // of v2 memory.events or v1 memory.oom_control. Errors: kNotFound (no
+  // cgroup), kFailedPrecondition (the kernel does not report oom_kill: v1
+  // before Linux 4.13).
+  virtual Result<uint64_t> OomKillCount(const std::string& path) = 0;
+
+  // SIGKILLs every process of the cgroup at once: v2 writes "1" to
+  // cgroup.kill (Linux 5.14+; it takes child cgroups too); otherwise every
+  // pid of cgroup.procs is sent SIGKILL, re-reading until none is left so
+  // that children forked meanwhile die too (direct members only: jobs live in
+  // leaf cgroups). Returns once cgroup.procs reads empty (exited processes
+  // are not listed, reaped or not), so the return marks "victim dead". Errors: kNotFound (no cgroup), kUnavailable
+  // (processes remain after the driver's kill timeout: stuck in the kernel),
+  // and the first error of ProcessControl::Signal.
+  virtual Status KillAll(const std::string& path) = 0;
+};
+
+// Picks the driver for this host's memory controller: v2 at
+// sys/fs/cgroup; v1 at sys/fs/cgroup/memory; on a hybrid host v2 at
+// sys/fs/cgroup/unified when its cgroup.controllers lists memory, else v1.
+// Paths are under fs.root(). Errors: kFailedPrecondition (no memory
+// controller mounted where expected).
+// `processes` must outlive the driver.
+Result<std::unique_ptr<CgroupDriver>> MakeCgroupDriver(const HostFs& fs, ProcessControl& processes,
+                                                       CgroupDriverOptions options = {});
+
+}  // namespace gpuctl::sys

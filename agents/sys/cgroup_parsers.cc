@@ -1,0 +1,103 @@
+#include "agents/sys/cgroup_parsers.h"
+
+#include <charconv>
+
+namespace gpuctl::sys {
+namespace {
+
+constexpr std::string_view kSpaces = " \t\r\n";
+
+std::string_view Trim(std::string_view s) {
+  size_t begin = s.find_first_not_of(kSpaces);
+  if (begin == std::string_view::npos) return {};
+  return s.substr(begin, s.find_last_not_of(kSpaces) - begin + 1);
+}
+
+template <typename T>
+std::optional<T> ToNumber(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  T value{};
+  auto [end, err] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (err != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return value;
+}
+
+std::vector<std::string_view> Words(std::string_view line) {
+  std::vector<std::string_view> words;
+  while (true) {
+    size_t begin = line.find_first_not_of(kSpaces);
+    if (begin == std::string_view::npos) break;
+    line.remove_prefix(begin);
+    size_t end = line.find_first_of(kSpaces);
+    words.push_back(line.substr(0, end));
+    if (end == std::string_view::npos) break;
+    line.remove_prefix(end);
+  }
+  return words;
+}
+
+template <typename Fn>
+Status ForEachLine(std::string_view text, Fn&& fn) {
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    Status s = fn(text.substr(0, nl));
+    if (!s.ok()) return s;
+    if (nl == std::string_view::npos) break;
+    text.remove_prefix(nl + 1);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<uint64_t> ParseCgroupNumber(std::string_view text) {
+  std::optional<uint64_t> n = ToNumber<uint64_t>(Trim(text));
+  if (!n) return InvalidArgument("expected a number, got '" + std::string(Trim(text)) + "'");
+  return *n;
+}
+
+Result<std::optional<uint64_t>> ParseCgroupMax(std::string_view text) {
+  if (Trim(text) == "max") return std::optional<uint64_t>();
+  Result<uint64_t> n = ParseCgroupNumber(text);
+  if (!n.ok()) return InvalidArgument("expected a number or 'max', got '" + std::string(Trim(text)) + "'");
+  return std::optional<uint64_t>(*n);
+}
+
+bool IsV1Unlimited(uint64_t limit_in_bytes) { return limit_in_bytes >= (uint64_t{1} << 62); }
+
+Result<std::vector<int64_t>> ParseCgroupProcs(std::string_view text) {
+  std::vector<int64_t> pids;
+  Status s = ForEachLine(text, [&](std::string_view line) {
+    line = Trim(line);
+    if (line.empty()) return Status::Ok();
+    std::optional<int64_t> pid = ToNumber<int64_t>(line);
+    if (!pid || *pid <= 0) return InvalidArgument("malformed cgroup.procs line '" + std::string(line) + "'");
+    pids.push_back(*pid);
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  return pids;
+}
+
+Result<FlatKeyed> ParseFlatKeyed(std::string_view text) {
+  FlatKeyed values;
+  Status s = ForEachLine(text, [&](std::string_view line) {
+    std::vector<std::string_view> words = Words(line);
+    if (words.empty()) return Status::Ok();
+    std::optional<uint64_t> value = words.size() == 2 ? ToNumber<uint64_t>(words[1]) : std::nullopt;
+    if (!value) return InvalidArgument("malformed 'key value' line '" + std::string(Trim(line)) + "'");
+    values[std::string(words[0])] = *value;
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  return values;
+}
+
+bool ControllerListHas(std::string_view list, std::string_view controller) {
+  for (std::string_view word : Words(list)) {
+    if (word == controller) return true;
+  }
+  return false;
+}
+
+}  // namespace gpuctl::sys

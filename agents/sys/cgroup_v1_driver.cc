@@ -1,0 +1,124 @@
+#include "agents/sys/cgroup_v1_driver.h"
+
+#include <utility>
+
+#include "agents/sys/cgroup_io.h"
+#include "agents/sys/cgroup_kill.h"
+#include "agents/sys/cgroup_parsers.h"
+
+namespace gpuctl::sys {
+
+CgroupV1Driver::CgroupV1Driver(std::string mount, ProcessControl& processes, CgroupDriverOptions options)
+    : mount_(std::move(mount)), processes_(processes), options_(options) {}
+
+Result<std::string> CgroupV1Driver::Directory(const std::string& path) const {
+  return JoinCgroupPath(mount_, path);
+}
+
+Result<std::string> CgroupV1Driver::File(const std::string& path, std::string_view name) const {
+  Result<std::string> dir = Directory(path);
+  if (!dir.ok()) return dir.status();
+  return *dir + "/" + std::string(name);
+}
+
+Status CgroupV1Driver::CreateCgroup(const std::string& path) {
+  Result<std::string> dir = Directory(path);
+  if (!dir.ok()) return dir.status();
+  Result<std::string> parent = ParentCgroupPath(path);
+  if (!parent.ok()) return parent.status();
+  Result<std::string> parent_dir = Directory(*parent);
+  if (!parent_dir.ok()) return parent_dir.status();
+  if (!ControlFileExists(*parent_dir)) return NotFound("parent cgroup " + *parent_dir + " does not exist");
+  return MakeCgroupDir(*dir);
+}
+
+Status CgroupV1Driver::RemoveCgroup(const std::string& path) {
+  Result<std::string> dir = Directory(path);
+  if (!dir.ok()) return dir.status();
+  return RemoveCgroupDir(*dir);
+}
+
+Status CgroupV1Driver::AddProcess(const std::string& path, int64_t pid) {
+  if (pid <= 0) return InvalidArgument("cannot add pid " + std::to_string(pid) + " to a cgroup");
+  Result<std::string> file = File(path, "cgroup.procs");
+  if (!file.ok()) return file.status();
+  return WriteControlFile(*file, std::to_string(pid));
+}
+
+Status CgroupV1Driver::SetMemoryMax(const std::string& path, std::optional<uint64_t> bytes) {
+  Result<std::string> file = File(path, "memory.limit_in_bytes");
+  if (!file.ok()) return file.status();
+  // The kernel rounds the limit up to whole pages; -1 means no limit.
+  Status s = WriteControlFile(*file, bytes ? std::to_string(*bytes) : std::string("-1"));
+  if (s.code() == ErrorCode::kFailedPrecondition) {
+    return FailedPrecondition(s.message() + " (the cgroup uses more than that and the kernel could not reclaim enough)");
+  }
+  if (s.code() == ErrorCode::kInvalidArgument) {
+    return InvalidArgument(s.message() + " (v1 refuses a limit above memory.memsw.limit_in_bytes)");
+  }
+  return s;
+}
+
+Status CgroupV1Driver::SetMemoryHigh(const std::string& path, std::optional<uint64_t>) {
+  return FailedPrecondition("cgroup v1 has no memory.high (cgroup " + path + "); only the hard limit is available");
+}
+
+Result<uint64_t> CgroupV1Driver::MemoryCurrent(const std::string& path) {
+  Result<std::string> file = File(path, "memory.usage_in_bytes");
+  if (!file.ok()) return file.status();
+  return ReadNumberFile(*file);
+}
+
+Result<std::optional<uint64_t>> CgroupV1Driver::MemoryLimit(const std::string& path) {
+  Result<std::string> file = File(path, "memory.limit_in_bytes");
+  if (!file.ok()) return file.status();
+  Result<uint64_t> limit = ReadNumberFile(*file);
+  if (!limit.ok()) return limit.status();
+  if (IsV1Unlimited(*limit)) return std::optional<uint64_t>();
+  return std::optional<uint64_t>(*limit);
+}
+
+Result<uint64_t> CgroupV1Driver::InactiveFile(const std::string& path) {
+  Result<std::string> file = File(path, "memory.stat");
+  if (!file.ok()) return file.status();
+  Result<FlatKeyed> stat = ReadKeyedFile(*file);
+  if (!stat.ok()) return stat.status();
+  // total_* counts the cgroup and its descendants, like usage_in_bytes does
+  // under use_hierarchy (the only mode since Linux 5.x); plain inactive_file
+  // is this cgroup's own pages only.
+  auto it = stat->find("total_inactive_file");
+  if (it == stat->end()) return NotFound(*file + " has no total_inactive_file");
+  return it->second;
+}
+
+Result<Pressure> CgroupV1Driver::MemoryPressure(const std::string& path) {
+  return FailedPrecondition("cgroup v1 has no per-cgroup memory pressure (cgroup " + path +
+                            "); read the host's /proc/pressure/memory instead");
+}
+
+Result<std::vector<int64_t>> CgroupV1Driver::Processes(const std::string& path) {
+  Result<std::string> file = File(path, "cgroup.procs");
+  if (!file.ok()) return file.status();
+  return ReadProcsFile(*file);
+}
+
+Result<uint64_t> CgroupV1Driver::OomKillCount(const std::string& path) {
+  Result<std::string> file = File(path, "memory.oom_control");
+  if (!file.ok()) return file.status();
+  Result<FlatKeyed> control = ReadKeyedFile(*file);
+  if (!control.ok()) return control.status();
+  auto it = control->find("oom_kill");
+  if (it == control->end()) {
+    return FailedPrecondition(*file + " has no oom_kill: the kernel is older than 4.13 and does not count OOM kills");
+  }
+  return it->second;
+}
+
+Status CgroupV1Driver::KillAll(const std::string& path) {
+  Result<std::string> dir = Directory(path);
+  if (!dir.ok()) return dir.status();
+  ListProcesses list = [this, &path] { return Processes(path); };
+  return KillUntilEmpty(list, &processes_, options_.kill_timeout, "cgroup " + *dir);
+}
+
+}  // namespace gpuctl::sys

@@ -1,0 +1,35 @@
+// The seam for looking at and signalling processes (kill, /proc/PID/stat).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "common/status.h"
+
+namespace gpuctl::sys {
+
+class HostFs;
+
+class ProcessControl {
+ public:
+  virtual ~ProcessControl() = default;
+  // True while `pid` exists and is not a zombie.
+  virtual bool Alive(int64_t pid) = 0;
+  // True while any process of group `pgid` exists (zombies excepted where
+  // they can be told apart).
+  virtual bool GroupAlive(int64_t pgid) = 0;
+  // Start time in clock ticks since boot (field 22 of /proc/PID/stat): with
+  // the pid it names a process for good, since pids are reused.
+  virtual std::optional<uint64_t> StartTime(int64_t pid) = 0;
+  // The process group of `pid` (field 5 of /proc/PID/stat).
+  virtual std::optional<int64_t> ProcessGroup(int64_t pid) = 0;
+  // kill(pid, sig). A process already gone is not an error.
+  virtual Status Signal(int64_t pid, int sig) = 0;
+  // kill(-pgid, sig). A group already gone is not an error.
+  virtual Status SignalGroup(int64_t pgid, int sig) = 0;
+};
+
+std::unique_ptr<ProcessControl> MakeProcessControl(const HostFs& fs);
+
+}  // namespace gpuctl::sys

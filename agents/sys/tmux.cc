@@ -1,0 +1,218 @@
+// tmux through the CommandRunner: every call is one `tmux` process with an
+// argv vector. What tmux prints on stderr is the only way to tell "no such
+// session" from real failures, so those few messages are matched here.
+#include "agents/sys/tmux.h"
+
+#include <sys/stat.h>
+
+#include <charconv>
+#include <string_view>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+#include "agents/sys/command_runner.h"
+
+namespace gpuctl::sys {
+namespace {
+
+bool ValidSessionName(std::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool ValidEnvKey(std::string_view key) {
+  return !key.empty() && key.find('=') == std::string_view::npos &&
+         key.find('\0') == std::string_view::npos;
+}
+
+std::string Trim(std::string_view text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) {
+    text.remove_suffix(1);
+  }
+  return std::string(text);
+}
+
+// How a failed tmux command ended.
+enum class Failure {
+  kNoServer,         // nothing listens on the socket: no sessions at all
+  kNoSuchSession,    // the server runs, the session does not
+  kDuplicate,        // new-session with a taken name
+  kOther,
+};
+
+Failure Classify(std::string_view err) {
+  // No socket file, or a stale one left by a server that died, or a server
+  // in the middle of exiting.
+  if (err.find("no server running") != std::string_view::npos) return Failure::kNoServer;
+  if (err.find("server exited unexpectedly") != std::string_view::npos) return Failure::kNoServer;
+  if (err.find("error connecting to") != std::string_view::npos &&
+      (err.find("No such file or directory") != std::string_view::npos ||
+       err.find("Connection refused") != std::string_view::npos)) {
+    return Failure::kNoServer;
+  }
+  // "can't find session: x" (and "can't find window: x" from list-panes -s).
+  if (err.find("can't find ") != std::string_view::npos) return Failure::kNoSuchSession;
+  if (err.find("duplicate session") != std::string_view::npos) return Failure::kDuplicate;
+  return Failure::kOther;
+}
+
+class TmuxClient : public Tmux {
+ public:
+  TmuxClient(CommandRunner& runner, std::string socket_name)
+      : runner_(runner), socket_(std::move(socket_name)) {}
+
+  Status NewSession(const TmuxSessionSpec& spec) override;
+  bool HasSession(const std::string& session) override;
+  Result<int64_t> PanePid(const std::string& session) override;
+  Status KillSession(const std::string& session) override;
+
+ private:
+  // `tmux -f /dev/null -L socket args...`. -f /dev/null: a server this call
+  // starts reads no tmux.conf, whose settings (default-command, base-index,
+  // remain-on-exit, hooks) would change how jobs run.
+  Result<CommandOutput> Run(std::vector<std::string> args);
+  Status Failed(const std::string& what, const CommandOutput& out) const;
+
+  CommandRunner& runner_;
+  std::string socket_;
+};
+
+Result<CommandOutput> TmuxClient::Run(std::vector<std::string> args) {
+  std::vector<std::string> argv = {"tmux", "-f", "/dev/null", "-L", socket_};
+  argv.insert(argv.end(), std::make_move_iterator(args.begin()), std::make_move_iterator(args.end()));
+  auto out = runner_.Run(argv);
+  if (!out.ok() && out.status().code() == ErrorCode::kNotFound) {
+    return NotFound("tmux is not installed (" + out.status().message() +
+                    "); install it with `apt-get install tmux`");
+  }
+  return out;
+}
+
+Status TmuxClient::Failed(const std::string& what, const CommandOutput& out) const {
+  std::string err = Trim(out.stderr_text);
+  if (err.empty()) err = "exit code " + std::to_string(out.exit_code);
+  return Internal(what + " on tmux socket '" + socket_ + "' failed: " + err);
+}
+
+Status TmuxClient::NewSession(const TmuxSessionSpec& spec) {
+  if (!ValidSessionName(spec.session)) {
+    return InvalidArgument("tmux session name '" + spec.session +
+                           "' is invalid: use letters, digits, '.', '_' and '-'");
+  }
+  if (spec.argv.empty() || spec.argv[0].empty()) {
+    return InvalidArgument("tmux session '" + spec.session + "' has no command to run");
+  }
+  if (!spec.cwd.empty()) {
+    if (spec.cwd[0] != '/') {
+      return InvalidArgument("working directory '" + spec.cwd + "' must be an absolute path");
+    }
+    // tmux falls back to another directory, silently, when -c names a
+    // missing one; a job must not run somewhere it did not ask for.
+    struct stat st {};
+    if (::stat(spec.cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return NotFound("working directory '" + spec.cwd + "' does not exist or is not a directory");
+    }
+  }
+
+  std::vector<std::string> args = {"new-session", "-d", "-s", TmuxNativeSessionName(spec.session)};
+  if (!spec.cwd.empty()) {
+    args.push_back("-c");
+    args.push_back(spec.cwd);
+  }
+  for (const auto& [key, value] : spec.env) {
+    if (!ValidEnvKey(key)) return InvalidArgument("environment name '" + key + "' is invalid");
+    args.push_back("-e");
+    args.push_back(key + "=" + value);
+  }
+  args.push_back("--");
+  if (spec.argv.size() == 1) {
+    // tmux hands a lone argument to `sh -c` as a command line, so a path
+    // with spaces or '$' would be parsed. A constant script that execs its
+    // $0 runs it verbatim instead, keeping the pid (exec) and no quoting.
+    args.insert(args.end(), {"/bin/sh", "-c", "exec \"$0\"", spec.argv[0]});
+  } else {
+    // Two or more arguments: tmux execvp()s them as they are.
+    args.insert(args.end(), spec.argv.begin(), spec.argv.end());
+  }
+
+  auto out = Run(std::move(args));
+  if (!out.ok()) return out.status().Wrap("starting tmux session '" + spec.session + "'");
+  if (out->exit_code == 0) return Status::Ok();
+  if (Classify(out->stderr_text) == Failure::kDuplicate) {
+    return Status(ErrorCode::kAlreadyExists,
+                  "tmux session '" + spec.session + "' already exists on socket '" + socket_ + "'");
+  }
+  return Failed("new-session '" + spec.session + "'", *out);
+}
+
+bool TmuxClient::HasSession(const std::string& session) {
+  if (!ValidSessionName(session)) return false;
+  // '=' asks for this exact name; without it tmux takes a unique prefix, and
+  // "job1" would find "job10".
+  auto out = Run({"has-session", "-t", "=" + TmuxNativeSessionName(session)});
+  if (!out.ok()) {
+    spdlog::warn("checking tmux session '{}': {}", session, out.status().ToString());
+    return false;
+  }
+  if (out->exit_code == 0) return true;
+  if (Classify(out->stderr_text) == Failure::kOther) {
+    spdlog::warn("{}", Failed("has-session '" + session + "'", *out).ToString());
+  }
+  return false;
+}
+
+Result<int64_t> TmuxClient::PanePid(const std::string& session) {
+  if (!ValidSessionName(session)) return InvalidArgument("invalid tmux session name '" + session + "'");
+  // list-panes, not display-message: display-message prints an empty line
+  // and exits 0 when the target session does not exist. The target is a
+  // window, so the ':' is needed: a bare "=job1" falls back to a prefix
+  // match and finds "job10".
+  auto out = Run({"list-panes", "-s", "-t", "=" + TmuxNativeSessionName(session) + ":", "-F",
+                  "#{pane_pid}"});
+  if (!out.ok()) return out.status().Wrap("reading the pane pid of tmux session '" + session + "'");
+  if (out->exit_code != 0) {
+    if (Classify(out->stderr_text) != Failure::kOther) {
+      return NotFound("tmux session '" + session + "' does not exist");
+    }
+    return Failed("list-panes '" + session + "'", *out);
+  }
+  std::string_view text = out->stdout_text;
+  text = text.substr(0, text.find('\n'));  // the first pane
+  if (text.empty()) return NotFound("tmux session '" + session + "' has no pane");
+  int64_t pid = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), pid);
+  if (ec != std::errc() || end != text.data() + text.size() || pid <= 0) {
+    return Internal("tmux printed '" + std::string(text) + "' as the pane pid of '" + session + "'");
+  }
+  return pid;
+}
+
+Status TmuxClient::KillSession(const std::string& session) {
+  if (!ValidSessionName(session)) return InvalidArgument("invalid tmux session name '" + session + "'");
+  auto out = Run({"kill-session", "-t", "=" + TmuxNativeSessionName(session)});
+  if (!out.ok()) return out.status().Wrap("killing tmux session '" + session + "'");
+  if (out->exit_code == 0 || Classify(out->stderr_text) != Failure::kOther) return Status::Ok();
+  return Failed("kill-session '" + session + "'", *out);
+}
+
+}  // namespace
+
+std::string TmuxNativeSessionName(std::string_view session) {
+  std::string name(session);
+  for (char& c : name) {
+    if (c == '.') c = '+';
+  }
+  return name;
+}
+
+std::unique_ptr<Tmux> MakeTmux(CommandRunner& runner, std::string socket_name) {
+  return std::make_unique<TmuxClient>(runner, std::move(socket_name));
+}
+
+}  // namespace gpuctl::sys

@@ -1,0 +1,41 @@
+#include "client/commands/train_command.h"
+
+#include <chrono>
+#include <ostream>
+
+#include "client/commands/command_context.h"
+#include "client/commands/train_subcommands.h"
+#include "client/output/job_json.h"
+
+namespace gpuctl::client {
+
+int64_t NowUnixMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void PrintJob(CommandContext& context, const v1::Job& job, const std::string& text) {
+  if (context.global.format() == OutputFormat::kJson) {
+    context.console.out << JobToJson(job, NowUnixMs()).dump() << "\n";
+  } else {
+    context.console.out << text;
+  }
+  context.console.out.flush();
+}
+
+void AddTrainCommand(CLI::App& app, CommandContext& context) {
+  CLI::App* train = app.add_subcommand(
+      "train",
+      "Run training jobs on the agent's host: detached in tmux, logged from the first byte, "
+      "watched for CUDA OOMs, NCCL errors, tracebacks and signals.\n"
+      "Exit codes: 0 ok, 1 the agent reported an error (e.g. no such job), "
+      "2 bad flags or a start the agent refused (nothing was started), 3 agent unreachable.");
+  train->require_subcommand(1);
+  AddTrainStartCommand(*train, context);
+  AddTrainStatusCommands(*train, context);
+  AddTrainStopCommand(*train, context);
+  AddTrainLogsCommand(*train, context);
+}
+
+}  // namespace gpuctl::client

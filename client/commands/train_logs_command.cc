@@ -1,0 +1,82 @@
+// gpuctl train logs NAME [-f] [--from-offset N] [--tail LINES]
+#include <memory>
+#include <ostream>
+#include <thread>
+
+#include "client/commands/command_context.h"
+#include "client/commands/train_subcommands.h"
+#include "client/job_name.h"
+#include "client/resuming_log_stream.h"
+
+namespace gpuctl::client {
+namespace {
+
+struct LogsFlags {
+  std::string name;
+  bool follow = false;
+  uint64_t from_offset = 0;
+  uint32_t tail = 0;
+};
+
+void RunLogs(CommandContext& ctx, const LogsFlags& flags, bool from_offset_given, bool tail_given) {
+  if (Status s = ValidateJobName(flags.name); !s.ok()) return ctx.Fail(s);
+  if (from_offset_given && tail_given) {
+    return ctx.Fail(InvalidArgument("give --from-offset or --tail, not both"));
+  }
+  auto agent = ctx.ConnectAgent();
+  if (!agent.ok()) return ctx.Fail(agent.status());
+  AgentClient& client = **agent;
+
+  LogStreamOptions options;
+  options.request.set_name(flags.name);
+  options.request.set_from_offset(flags.from_offset);
+  options.request.set_tail_lines(flags.tail);
+  options.request.set_follow(flags.follow);
+  options.reconnect = flags.follow;
+  options.agent_address = client.address();
+
+  LogStreamSeams seams;
+  seams.stream = [&client](const v1::StreamLogsRequest& request, const LogStreamSeams::ChunkSink& sink) {
+    return client.StreamLogs(request, sink);
+  };
+  seams.probe = [&client, &flags] { return client.GetJob(flags.name).status(); };
+  seams.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
+  seams.now = [] { return std::chrono::steady_clock::now(); };
+
+  std::ostream& out = ctx.console.out;
+  auto write = [&out](std::string_view bytes) {
+    // Raw bytes, flushed at once: the log may be binary and a reader waits on it.
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    return static_cast<bool>(out);  // stop when stdout is gone (| head)
+  };
+  auto note = [&ctx](const std::string& line) { ctx.console.err << line << "\n" << std::flush; };
+  Status s = StreamLogResuming(options, seams, write, note);
+  if (!s.ok()) ctx.Fail(s);
+}
+
+}  // namespace
+
+void AddTrainLogsCommand(CLI::App& train, CommandContext& context) {
+  auto flags = std::make_shared<LogsFlags>();
+  CLI::App* cmd = train.add_subcommand("logs", "Write a job's log to stdout, optionally following it");
+  cmd->footer(
+      "Writes output.log byte for byte (-o json does not apply). With -f, keeps following until the job has "
+      "ended and all was written; if the agent restarts or the connection drops, reconnects for up to 2 "
+      "minutes and resumes at the next byte, so nothing is lost or repeated.\n"
+      "Exit 1 when the agent knows no job NAME; 3 when it cannot be reached.");
+  cmd->add_option("name", flags->name, "The job's name")->required()->type_name("NAME");
+  cmd->add_flag("-f,--follow", flags->follow, "Keep writing as the job logs, until it ends");
+  CLI::Option* from_offset = cmd->add_option(
+      "--from-offset", flags->from_offset,
+      "Start at this byte offset of output.log (e.g. where an earlier run of this command stopped)")
+      ->type_name("N");
+  CLI::Option* tail =
+      cmd->add_option("--tail", flags->tail, "Start this many lines before the end (default: from the start)")
+          ->type_name("LINES");
+  cmd->callback([&context, flags, from_offset, tail] {
+    RunLogs(context, *flags, from_offset->count() > 0, tail->count() > 0);
+  });
+}
+
+}  // namespace gpuctl::client

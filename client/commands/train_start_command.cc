@@ -1,0 +1,94 @@
+// gpuctl train start --name NAME [--script PATH | -- COMMAND ARGS...] [flags]
+#include <filesystem>
+#include <memory>
+#include <ostream>
+
+#include "client/commands/command_context.h"
+#include "client/commands/train_subcommands.h"
+#include "client/output/job_text.h"
+#include "client/train_start_request.h"
+
+namespace gpuctl::client {
+namespace {
+
+// The command must come after "--" so that its own flags (--max-anchors,
+// --lr) are never read as ours. CLI11 collects positionals from before "--"
+// too; the raw arguments tell them apart.
+Status CheckCommandAfterSeparator(const std::vector<std::string>& args, const std::vector<std::string>& command) {
+  if (command.empty()) return Status::Ok();
+  std::optional<std::vector<std::string>> after = ArgsAfterSeparator(args);
+  if (after && *after == command) return Status::Ok();
+  // The positionals in front of the "--" (all of them when there is none).
+  size_t after_size = after ? after->size() : 0;
+  size_t stray = command.size() > after_size ? command.size() - after_size : 0;
+  std::string unexpected;
+  for (size_t i = 0; i < stray; ++i) unexpected += (i ? " " : "") + command[i];
+  return InvalidArgument("unexpected '" + unexpected +
+                         "' before '--': the command to run goes after '--', e.g. "
+                         "gpuctl train start --name NAME -- python3 train.py --lr 3e-4");
+}
+
+void RunStart(CommandContext& ctx, const TrainStartFlags& flags) {
+  if (Status s = CheckCommandAfterSeparator(ctx.args, flags.command); !s.ok()) return ctx.Fail(s);
+  std::error_code ec;
+  std::filesystem::path cwd = std::filesystem::current_path(ec);
+  if (ec) return ctx.Fail(ErrnoError("reading the current directory", ec.value()));
+  Result<v1::StartJobRequest> request = BuildStartJobRequest(flags, cwd.string());
+  if (!request.ok()) return ctx.Fail(request.status());
+  auto agent = ctx.ConnectAgent();
+  if (!agent.ok()) return ctx.Fail(agent.status());
+  Result<v1::Job> job = (*agent)->StartJob(*request);
+  if (!job.ok()) return ctx.Fail(job.status().Wrap("starting job " + flags.name));
+  std::string agent_flag = ctx.global.agent.empty() ? "" : "--agent " + ctx.global.agent + " ";
+  PrintJob(ctx, *job, JobStartedText(*job, agent_flag));
+}
+
+}  // namespace
+
+void AddTrainStartCommand(CLI::App& train, CommandContext& context) {
+  auto flags = std::make_shared<TrainStartFlags>();
+  CLI::App* cmd = train.add_subcommand("start", "Start a training job detached in tmux on the agent's host");
+  cmd->footer(
+      "Two forms:\n"
+      "  gpuctl train start --name NAME --script PATH\n"
+      "  gpuctl train start --name NAME [flags] -- COMMAND ARGS...\n"
+      "Everything after '--' is the job's argv, passed verbatim (no shell), e.g.\n"
+      "  gpuctl train start --name dflash-768 --anchors 768 -- python3 train.py --lr 3e-4\n"
+      "Returns once the job runs. Exit 2 when a flag is wrong or the agent refuses the job (bad spec, "
+      "name in use, container stopped): nothing was started; 3 when the agent cannot be reached.");
+  cmd->add_option("--name", flags->name,
+                  "Job name, 1-64 of A-Z a-z 0-9 . _ - ; names the log directory and the tmux session gpuctl-NAME")
+      ->required()
+      ->type_name("NAME");
+  cmd->add_option("--script", flags->script,
+                  "Executable to run instead of a command after '--'; made absolute against this directory. "
+                  "The agent checks that it exists and is executable")
+      ->type_name("PATH");
+  cmd->add_option("--anchors", flags->anchors,
+                  "Appends --max-anchors N to the command (replacing one already there) and sets "
+                  "GPUCTL_ANCHORS=N; N a positive integer")
+      ->type_name("N");
+  cmd->add_option("--anchors-flag", flags->anchors_flag,
+                  "The flag --anchors sets in the command (default --max-anchors)")
+      ->type_name("FLAG");
+  cmd->add_option("--alloc-conf", flags->alloc_conf,
+                  "PYTORCH_CUDA_ALLOC_CONF for the job, checked before launch, e.g. expandable_segments:True")
+      ->type_name("CONF");
+  cmd->add_option("--env", flags->env,
+                  "KEY=VALUE added to the job's environment; repeat for more (a repeated KEY: the last wins)")
+      ->allow_extra_args(false)
+      ->type_name("KEY=VALUE");
+  cmd->add_option("--cwd", flags->cwd, "Working directory of the job (default: the current directory, absolute)")
+      ->type_name("DIR");
+  cmd->add_option("--gpus", flags->gpus,
+                  "CUDA_VISIBLE_DEVICES for the job: GPU indices or UUIDs, e.g. 0,1 (default: all)")
+      ->type_name("LIST");
+  cmd->add_option("--container", flags->container,
+                  "Proxmox LXC VMID to run the job in (the agent on the host runs it via pct); default: the host")
+      ->type_name("VMID");
+  cmd->add_option("command", flags->command, "After '--': the command to run and its arguments, verbatim")
+      ->type_name("COMMAND");
+  cmd->callback([&context, flags] { RunStart(context, *flags); });
+}
+
+}  // namespace gpuctl::client

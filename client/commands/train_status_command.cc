@@ -1,0 +1,55 @@
+// gpuctl train status [NAME] and gpuctl train list.
+#include <memory>
+#include <ostream>
+
+#include "client/commands/command_context.h"
+#include "client/commands/train_subcommands.h"
+#include "client/job_name.h"
+#include "client/output/job_json.h"
+#include "client/output/job_text.h"
+
+namespace gpuctl::client {
+namespace {
+
+void RunList(CommandContext& ctx) {
+  auto agent = ctx.ConnectAgent();
+  if (!agent.ok()) return ctx.Fail(agent.status());
+  Result<v1::ListJobsResponse> list = (*agent)->ListJobs();
+  if (!list.ok()) return ctx.Fail(list.status());
+  int64_t now = NowUnixMs();
+  if (ctx.global.format() == OutputFormat::kJson) {
+    ctx.console.out << JobListToJson(*list, now).dump() << "\n";
+  } else {
+    ctx.console.out << JobListToText(*list, now);
+  }
+  ctx.console.out.flush();
+}
+
+void RunStatus(CommandContext& ctx, const std::string& name) {
+  if (name.empty()) return RunList(ctx);
+  if (Status s = ValidateJobName(name); !s.ok()) return ctx.Fail(s);
+  auto agent = ctx.ConnectAgent();
+  if (!agent.ok()) return ctx.Fail(agent.status());
+  Result<v1::Job> job = (*agent)->GetJob(name);
+  if (!job.ok()) return ctx.Fail(job.status());
+  PrintJob(ctx, *job, JobToText(*job, NowUnixMs()));
+}
+
+}  // namespace
+
+void AddTrainStatusCommands(CLI::App& train, CommandContext& context) {
+  auto name = std::make_shared<std::string>();
+  CLI::App* status = train.add_subcommand("status", "Show one job in detail, or all jobs without NAME");
+  status->footer(
+      "Shows state, exit status, runtime, metrics (step, loss, throughput) and the events found in the log "
+      "(CUDA OOMs, NCCL errors, tracebacks, signals). Without NAME, the same as 'list'.\n"
+      "Exit 0 whatever state the job is in; 1 when the agent knows no job NAME; 3 when it cannot be reached.");
+  status->add_option("name", *name, "The job's name")->type_name("NAME");
+  status->callback([&context, name] { RunStatus(context, *name); });
+
+  CLI::App* list = train.add_subcommand("list", "List the agent's jobs, one line each");
+  list->footer("Columns: NAME STATE PID RUNTIME STEP LOSS THROUGHPUT EVENTS. With -o json: {\"jobs\": [...]}.");
+  list->callback([&context] { RunList(context); });
+}
+
+}  // namespace gpuctl::client

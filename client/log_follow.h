@@ -1,0 +1,41 @@
+// Resuming a job's log without losing or repeating a byte. Every LogChunk
+// carries its offset in output.log; the tracker remembers the first byte not
+// yet written and trims what a resumed stream sends again.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "gpuctl/v1/jobs.pb.h"
+
+namespace gpuctl::client {
+
+class LogOffsetTracker {
+ public:
+  // `start`: the offset the first chunk should begin at (--from-offset, or 0);
+  // nullopt when the agent chooses it (--tail), then the first chunk sets it.
+  explicit LogOffsetTracker(std::optional<uint64_t> start) : next_(start) {}
+
+  struct Accepted {
+    std::string_view bytes;  // the part of the chunk to write (a view into its data)
+    uint64_t gap_bytes = 0;  // bytes skipped before it that were never received
+  };
+  // An overlap (offset below next_offset) drops the prefix already written; a
+  // gap (above) is reported and the chunk still written. Empty chunks change
+  // nothing.
+  Accepted Accept(uint64_t offset, std::string_view data);
+
+  // The first byte not yet written; nullopt before the first chunk with --tail.
+  std::optional<uint64_t> next_offset() const { return next_; }
+
+ private:
+  std::optional<uint64_t> next_;
+};
+
+// The request that continues `original` after what `tracker` has written:
+// from next_offset with tail_lines 0, or `original` itself when nothing
+// anchored the position yet (so --tail still applies).
+v1::StreamLogsRequest ResumeRequest(const v1::StreamLogsRequest& original, const LogOffsetTracker& tracker);
+
+}  // namespace gpuctl::client

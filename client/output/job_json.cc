@@ -1,0 +1,101 @@
+#include "client/output/job_json.h"
+
+#include "client/output/job_state.h"
+
+namespace gpuctl::client {
+namespace {
+
+using nlohmann::json;
+
+json ThroughputJson(bool has, const v1::Throughput& t) {
+  if (!has) return nullptr;
+  return {{"value", t.value()}, {"unit", t.unit()}};
+}
+
+json MetricsJson(const v1::JobMetrics& m) {
+  return {
+      {"step", m.has_step() ? json(m.step()) : json(nullptr)},
+      {"loss", m.has_loss() ? json(m.loss()) : json(nullptr)},
+      {"throughput", ThroughputJson(m.has_throughput(), m.throughput())},
+      {"best_throughput", ThroughputJson(m.has_best_throughput(), m.best_throughput())},
+  };
+}
+
+}  // namespace
+
+json JobEventToJson(const v1::JobEvent& e) {
+  json out = {
+      {"kind", e.kind()},
+      {"offset", e.offset()},
+      {"message", e.message()},
+      {"time_unix_ms", e.time_unix_ms()},
+  };
+  if (e.has_rank()) out["rank"] = e.rank();
+  if (e.has_exception_type()) out["exception_type"] = e.exception_type();
+  if (e.has_gpu()) out["gpu"] = e.gpu();
+  if (e.has_tried_bytes()) out["tried_bytes"] = e.tried_bytes();
+  if (e.has_total_bytes()) out["total_bytes"] = e.total_bytes();
+  if (e.has_free_bytes()) out["free_bytes"] = e.free_bytes();
+  if (e.has_in_use_bytes()) out["in_use_bytes"] = e.in_use_bytes();
+  if (e.has_allocated_bytes()) out["allocated_bytes"] = e.allocated_bytes();
+  if (e.has_reserved_unallocated_bytes()) out["reserved_unallocated_bytes"] = e.reserved_unallocated_bytes();
+  if (e.has_allowed_bytes()) out["allowed_bytes"] = e.allowed_bytes();
+  if (e.other_processes_size() > 0) {
+    json processes = json::array();
+    for (const v1::GpuProcessMemory& p : e.other_processes()) {
+      processes.push_back({{"pid", p.pid()}, {"bytes", p.bytes()}});
+    }
+    out["other_processes"] = processes;
+  }
+  if (e.has_traceback_offset()) out["traceback_offset"] = e.traceback_offset();
+  if (e.has_nccl_code()) out["nccl_code"] = e.nccl_code();
+  if (e.has_signal_number()) out["signal_number"] = e.signal_number();
+  if (e.has_signal_name()) out["signal_name"] = e.signal_name();
+  if (e.has_pid()) out["pid"] = e.pid();
+  return out;
+}
+
+json JobToJson(const v1::Job& job, int64_t now_unix_ms) {
+  const v1::JobSpec& spec = job.spec();
+  json command = json::array();
+  for (const std::string& arg : spec.command()) command.push_back(arg);
+  json events = json::array();
+  for (const v1::JobEvent& e : job.events()) events.push_back(JobEventToJson(e));
+  // Seconds with millisecond precision.
+  double runtime_seconds = static_cast<double>(JobRuntime(job, now_unix_ms).count()) / 1000.0;
+  return {
+      {"name", spec.name()},
+      {"state", JobStateName(job.state())},
+      {"state_reason", job.state_reason()},
+      {"exit_code", job.has_exit_code() ? json(job.exit_code()) : json(nullptr)},
+      {"term_signal", job.has_term_signal() ? json(job.term_signal()) : json(nullptr)},
+      {"pid", job.pid()},
+      {"pgid", job.pgid()},
+      {"tmux_session", job.tmux_session()},
+      {"anchors", spec.has_anchors() ? json(spec.anchors()) : json(nullptr)},
+      {"anchors_flag", spec.anchors_flag()},
+      {"alloc_conf", spec.alloc_conf()},
+      {"gpus", spec.gpus()},
+      {"container", spec.container()},
+      {"script", spec.script()},
+      {"cwd", spec.cwd()},
+      {"command", command},
+      {"created_unix_ms", job.created_unix_ms()},
+      {"started_unix_ms", job.started_unix_ms()},
+      {"ended_unix_ms", job.ended_unix_ms() > 0 ? json(job.ended_unix_ms()) : json(nullptr)},
+      {"runtime_seconds", runtime_seconds},
+      {"restart_count", job.restart_count()},
+      {"log_bytes", job.log_bytes()},
+      {"log_path", job.log_path()},
+      {"metrics", MetricsJson(job.metrics())},
+      {"events", events},
+  };
+}
+
+json JobListToJson(const v1::ListJobsResponse& list, int64_t now_unix_ms) {
+  json jobs = json::array();
+  for (const v1::Job& job : list.jobs()) jobs.push_back(JobToJson(job, now_unix_ms));
+  return {{"jobs", jobs}};
+}
+
+}  // namespace gpuctl::client

@@ -1,0 +1,193 @@
+#include "client/output/job_text.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include "client/output/job_state.h"
+#include "client/output/table.h"
+#include "common/units.h"
+
+namespace gpuctl::client {
+namespace {
+
+std::string Printf(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string Loss(double loss) { return Printf("%.6g", loss); }
+
+// "5123 tok/s", "3.45 it/s", "0.123 s/it": enough digits, no more.
+std::string Rate(const v1::Throughput& t) {
+  const char* format = t.value() >= 100 ? "%.0f" : t.value() >= 1 ? "%.2f" : "%.3g";
+  return Printf(format, t.value()) + " " + t.unit();
+}
+
+std::string OrDash(const std::string& s) { return s.empty() ? "-" : s; }
+
+// The argv as a shell would need it typed: 'single quotes' where needed.
+std::string QuotedCommand(const v1::JobSpec& spec) {
+  std::string out;
+  for (const std::string& arg : spec.command()) {
+    bool plain = !arg.empty() && arg.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                       "0123456789-_./=:,+@%") == std::string::npos;
+    if (!out.empty()) out += ' ';
+    if (plain) {
+      out += arg;
+      continue;
+    }
+    out += '\'';
+    for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    out += '\'';
+  }
+  return out;
+}
+
+// The first line of a message, at most 160 characters.
+std::string OneLine(const std::string& message) {
+  std::string line = message.substr(0, message.find('\n'));
+  if (line.size() > 160) line = line.substr(0, 157) + "...";
+  return line;
+}
+
+std::vector<std::string> OomDetails(const v1::JobEvent& e) {
+  std::vector<std::string> d;
+  if (e.has_gpu()) d.push_back("gpu " + std::to_string(e.gpu()));
+  if (e.has_tried_bytes()) d.push_back("tried " + FormatBytes(e.tried_bytes()));
+  if (e.has_free_bytes() && e.has_total_bytes()) {
+    d.push_back("free " + FormatBytes(e.free_bytes()) + " of " + FormatBytes(e.total_bytes()));
+  } else if (e.has_free_bytes()) {
+    d.push_back("free " + FormatBytes(e.free_bytes()));
+  } else if (e.has_total_bytes()) {
+    d.push_back("total " + FormatBytes(e.total_bytes()));
+  }
+  if (e.has_in_use_bytes()) d.push_back("this process " + FormatBytes(e.in_use_bytes()));
+  if (e.has_allocated_bytes()) d.push_back("allocated " + FormatBytes(e.allocated_bytes()));
+  if (e.has_reserved_unallocated_bytes()) {
+    d.push_back("reserved unallocated " + FormatBytes(e.reserved_unallocated_bytes()));
+  }
+  if (e.has_allowed_bytes()) d.push_back("allowed " + FormatBytes(e.allowed_bytes()));
+  for (const v1::GpuProcessMemory& p : e.other_processes()) {
+    d.push_back("pid " + std::to_string(p.pid()) + " has " + FormatBytes(p.bytes()));
+  }
+  return d;
+}
+
+std::string EventsSummary(const v1::Job& job) {
+  // Kinds in the order first seen, with a count when repeated: "cuda_oom(2),traceback".
+  std::vector<std::pair<std::string, int>> kinds;
+  for (const v1::JobEvent& e : job.events()) {
+    auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == e.kind(); });
+    if (it == kinds.end()) kinds.emplace_back(e.kind(), 1);
+    else ++it->second;
+  }
+  std::string out;
+  for (const auto& [kind, count] : kinds) {
+    if (!out.empty()) out += ',';
+    out += kind + (count > 1 ? "(" + std::to_string(count) + ")" : "");
+  }
+  return OrDash(out);
+}
+
+}  // namespace
+
+std::string JobEventToText(const v1::JobEvent& e) {
+  std::vector<std::string> details;
+  if (e.has_rank()) details.push_back("rank " + std::to_string(e.rank()));
+  if (e.kind() == "cuda_oom") {
+    for (std::string& d : OomDetails(e)) details.push_back(std::move(d));
+  }
+  if (e.has_signal_number()) {
+    std::string name = e.has_signal_name() ? e.signal_name() : SignalName(e.signal_number());
+    details.push_back("signal " + std::to_string(e.signal_number()) + " " + name);
+  } else if (e.has_signal_name()) {
+    details.push_back("signal " + e.signal_name());
+  }
+  if (e.has_pid()) details.push_back("pid " + std::to_string(e.pid()));
+  if (e.has_nccl_code()) details.push_back(e.nccl_code());
+  // An OOM's numbers say it all; other events need their words.
+  bool with_message = e.kind() != "cuda_oom" || details.empty();
+  if (with_message && e.has_exception_type() && e.message().find(e.exception_type()) == std::string::npos) {
+    details.push_back(e.exception_type());
+  }
+  std::string line = e.kind() + " at offset " + std::to_string(e.offset());
+  std::string joined;
+  for (const std::string& d : details) joined += (joined.empty() ? "" : ", ") + d;
+  if (with_message && !e.message().empty()) joined += (joined.empty() ? "" : ": ") + OneLine(e.message());
+  return joined.empty() ? line : line + ": " + joined;
+}
+
+std::string JobToText(const v1::Job& job, int64_t now_unix_ms) {
+  const v1::JobSpec& spec = job.spec();
+  const v1::JobMetrics& m = job.metrics();
+  std::string out;
+  auto field = [&](const std::string& label, const std::string& value) {
+    out += label + ":" + std::string(label.size() < 11 ? 11 - label.size() : 1, ' ') + value + "\n";
+  };
+  field("job", spec.name());
+  field("state", std::string(JobStateName(job.state())) +
+                     (job.state_reason().empty() ? "" : " (" + job.state_reason() + ")"));
+  std::string exit = "-";
+  if (job.has_term_signal()) {
+    exit = "killed by " + SignalName(job.term_signal()) + " (" + std::to_string(job.term_signal()) + ")";
+  } else if (job.has_exit_code()) {
+    exit = "code " + std::to_string(job.exit_code());
+  }
+  field("exit", exit);
+  field("pid", std::to_string(job.pid()) + " (pgid " + std::to_string(job.pgid()) + ", tmux session " +
+                   OrDash(job.tmux_session()) + ")");
+  std::string runtime = FormatDuration(JobRuntime(job, now_unix_ms));
+  if (job.started_unix_ms() <= 0) runtime = "- (not started)";
+  else if (job.ended_unix_ms() <= 0) runtime += " (still running)";
+  field("runtime", runtime);
+  field("command", OrDash(QuotedCommand(spec)));
+  field("cwd", OrDash(spec.cwd()));
+  field("anchors", spec.has_anchors() ? std::to_string(spec.anchors()) : "-");
+  field("alloc conf", OrDash(spec.alloc_conf()));
+  field("gpus", OrDash(spec.gpus()));
+  field("container", OrDash(spec.container()));
+  field("step", m.has_step() ? std::to_string(m.step()) : "-");
+  field("loss", m.has_loss() ? Loss(m.loss()) : "-");
+  std::string throughput = m.has_throughput() ? Rate(m.throughput()) : "-";
+  if (m.has_best_throughput()) throughput += " (best " + Rate(m.best_throughput()) + ")";
+  field("throughput", throughput);
+  field("restarts", std::to_string(job.restart_count()));
+  field("log", FormatBytes(job.log_bytes()) + (job.log_path().empty() ? "" : " in " + job.log_path()));
+  field("events", std::to_string(job.events_size()));
+  for (const v1::JobEvent& e : job.events()) out += "  " + JobEventToText(e) + "\n";
+  return out;
+}
+
+std::string JobListToText(const v1::ListJobsResponse& list, int64_t now_unix_ms) {
+  if (list.jobs_size() == 0) return "no jobs\n";
+  Table table({"NAME", "STATE", "PID", "RUNTIME", "STEP", "LOSS", "THROUGHPUT", "EVENTS"});
+  for (const v1::Job& job : list.jobs()) {
+    const v1::JobMetrics& m = job.metrics();
+    table.AddRow({job.spec().name(), JobStateSummary(job), job.pid() > 0 ? std::to_string(job.pid()) : "-",
+                  job.started_unix_ms() > 0 ? FormatDuration(JobRuntime(job, now_unix_ms)) : "-",
+                  m.has_step() ? std::to_string(m.step()) : "-", m.has_loss() ? Loss(m.loss()) : "-",
+                  m.has_throughput() ? Rate(m.throughput()) : "-", EventsSummary(job)});
+  }
+  return table.Render();
+}
+
+std::string JobStartedText(const v1::Job& job, const std::string& agent_flag) {
+  const std::string& name = job.spec().name();
+  std::string gpuctl = "gpuctl " + agent_flag;
+  return "started job " + name + " (pid " + std::to_string(job.pid()) + ", tmux session " +
+         OrDash(job.tmux_session()) + ")\n" +
+         "follow its log: " + gpuctl + "train logs -f " + name + "\n" +
+         "see its state:  " + gpuctl + "train status " + name + "\n" +
+         "stop it:        " + gpuctl + "train stop " + name + "\n";
+}
+
+std::string JobStoppedText(const v1::Job& job, int64_t now_unix_ms) {
+  std::string out = "job " + job.spec().name() + ": " + JobStateSummary(job);
+  if (job.started_unix_ms() > 0) out += " after " + FormatDuration(JobRuntime(job, now_unix_ms));
+  if (!job.state_reason().empty()) out += " (" + job.state_reason() + ")";
+  return out + "\n";
+}
+
+}  // namespace gpuctl::client

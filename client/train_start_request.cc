@@ -1,0 +1,100 @@
+#include "client/train_start_request.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "client/job_name.h"
+
+namespace gpuctl::client {
+namespace {
+
+bool IsEnvKey(std::string_view key) {
+  if (key.empty() || (key[0] >= '0' && key[0] <= '9')) return false;
+  return std::all_of(key.begin(), key.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+// Absolute and normalised ("./a/../b" -> "/cwd/b") without touching the disk.
+std::string MakeAbsolute(const std::string& path, const std::string& client_cwd) {
+  std::filesystem::path p(path);
+  if (p.is_relative()) p = std::filesystem::path(client_cwd) / p;
+  std::string out = p.lexically_normal().string();
+  // "/a/b/" -> "/a/b", but keep "/".
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+Result<uint64_t> ParseAnchors(std::string_view text) {
+  auto bad = [&] {
+    return InvalidArgument("--anchors must be a positive integer (e.g. --anchors 1024), got '" + std::string(text) +
+                           "'");
+  };
+  if (text.empty() || text.size() > 19) return bad();  // 19 digits always fit in uint64_t
+  uint64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return bad();
+    value = value * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (value == 0) return bad();
+  return value;
+}
+
+Result<std::pair<std::string, std::string>> ParseEnvAssignment(std::string_view text) {
+  size_t eq = text.find('=');
+  if (eq == std::string_view::npos) {
+    return InvalidArgument("--env '" + std::string(text) + "' has no '=': use --env KEY=VALUE (e.g. --env WANDB_MODE=offline)");
+  }
+  std::string key(text.substr(0, eq));
+  if (!IsEnvKey(key)) {
+    return InvalidArgument("--env '" + std::string(text) +
+                           "': the name must be letters, digits and _, not starting with a digit");
+  }
+  return std::make_pair(std::move(key), std::string(text.substr(eq + 1)));
+}
+
+std::optional<std::vector<std::string>> ArgsAfterSeparator(const std::vector<std::string>& args) {
+  auto separator = std::find(args.begin(), args.end(), "--");
+  if (separator == args.end()) return std::nullopt;
+  return std::vector<std::string>(separator + 1, args.end());
+}
+
+Result<v1::StartJobRequest> BuildStartJobRequest(const TrainStartFlags& flags, const std::string& client_cwd) {
+  if (Status s = ValidateJobName(flags.name); !s.ok()) return s;
+  if (!flags.script.empty() && !flags.command.empty()) {
+    return InvalidArgument("give either --script PATH or -- COMMAND ARGS..., not both");
+  }
+  if (flags.script.empty() && flags.command.empty()) {
+    return InvalidArgument("nothing to run: give --script PATH or -- COMMAND ARGS... "
+                           "(e.g. gpuctl train start --name " + flags.name + " -- python3 train.py)");
+  }
+  v1::StartJobRequest request;
+  v1::JobSpec& spec = *request.mutable_spec();
+  spec.set_name(flags.name);
+  if (!flags.script.empty()) {
+    spec.set_script(MakeAbsolute(flags.script, client_cwd));
+    spec.add_command(spec.script());
+  } else {
+    for (const std::string& arg : flags.command) spec.add_command(arg);
+  }
+  if (!flags.anchors.empty()) {
+    Result<uint64_t> anchors = ParseAnchors(flags.anchors);
+    if (!anchors.ok()) return anchors.status();
+    spec.set_anchors(*anchors);
+  }
+  spec.set_anchors_flag(flags.anchors_flag);
+  spec.set_alloc_conf(flags.alloc_conf);
+  for (const std::string& assignment : flags.env) {
+    Result<std::pair<std::string, std::string>> kv = ParseEnvAssignment(assignment);
+    if (!kv.ok()) return kv.status();
+    (*spec.mutable_env())[kv->first] = kv->second;  // a repeated KEY: the last one wins
+  }
+  spec.set_cwd(MakeAbsolute(flags.cwd.empty() ? client_cwd : flags.cwd, client_cwd));
+  spec.set_gpus(flags.gpus);
+  spec.set_container(flags.container);
+  return request;
+}
+
+}  // namespace gpuctl::client

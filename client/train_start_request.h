@@ -1,0 +1,47 @@
+// `gpuctl train start` flags -> StartJobRequest: a pure function, so what
+// reaches the agent (argv verbatim, absolute paths) is tested without one.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "gpuctl/v1/jobs.pb.h"
+
+namespace gpuctl::client {
+
+// The flags as typed; numbers stay strings so that "1.5" or "-5" get our
+// message rather than a parser's.
+struct TrainStartFlags {
+  std::string name;
+  std::string script;
+  std::vector<std::string> command;  // everything after "--", verbatim
+  std::string anchors;               // empty: not given
+  std::string anchors_flag;          // empty: the agent's default, --max-anchors
+  std::string alloc_conf;
+  std::vector<std::string> env;      // KEY=VALUE each
+  std::string cwd;                   // empty: the client's current directory
+  std::string gpus;
+  std::string container;
+};
+
+// Checks what is cheap to check here (name, anchors, env, script xor command)
+// and makes --script and --cwd absolute against `client_cwd` (lexically: the
+// files may live on the agent's host, not this one; the agent checks them).
+// Errors are kInvalidArgument with a message that names the flag.
+Result<v1::StartJobRequest> BuildStartJobRequest(const TrainStartFlags& flags, const std::string& client_cwd);
+
+// A positive decimal integer: refuses "", "abc", "0", "-5", "1.5", "+3", overflow.
+Result<uint64_t> ParseAnchors(std::string_view text);
+
+// "KEY=VALUE" split at the first '='; the value may be empty or hold '='.
+Result<std::pair<std::string, std::string>> ParseEnvAssignment(std::string_view text);
+
+// The arguments after the first "--" in `args`, or nullopt when there is none.
+std::optional<std::vector<std::string>> ArgsAfterSeparator(const std::vector<std::string>& args);
+
+}  // namespace gpuctl::client

@@ -1,0 +1,106 @@
+#include "daemon/service/job_convert.h"
+
+namespace gpuctl::daemon {
+namespace {
+
+v1::JobState ToProto(train::JobState s) {
+  switch (s) {
+    case train::JobState::kStarting: return v1::JOB_STATE_STARTING;
+    case train::JobState::kRunning: return v1::JOB_STATE_RUNNING;
+    case train::JobState::kSucceeded: return v1::JOB_STATE_SUCCEEDED;
+    case train::JobState::kFailed: return v1::JOB_STATE_FAILED;
+    case train::JobState::kStopped: return v1::JOB_STATE_STOPPED;
+    case train::JobState::kLost: return v1::JOB_STATE_LOST;
+    case train::JobState::kKilledByGuard: return v1::JOB_STATE_KILLED_BY_GUARD;
+  }
+  return v1::JOB_STATE_UNSPECIFIED;
+}
+
+void ToProto(const train::JobSpec& in, v1::JobSpec& out) {
+  out.set_name(in.name);
+  for (const std::string& a : in.command) out.add_command(a);
+  out.set_script(in.script);
+  if (in.anchors) out.set_anchors(*in.anchors);
+  out.set_anchors_flag(in.anchors_flag);
+  out.set_alloc_conf(in.alloc_conf);
+  for (const auto& [k, v] : in.env) (*out.mutable_env())[k] = v;
+  out.set_cwd(in.cwd);
+  out.set_gpus(in.gpus);
+  out.set_container(in.container);
+}
+
+void ToProto(const train::Throughput& in, v1::Throughput& out) {
+  out.set_value(in.value);
+  out.set_unit(in.unit);
+}
+
+void ToProto(const train::JobEventRecord& in, v1::JobEvent& out) {
+  const train::LogEvent& e = in.event;
+  out.set_kind(e.kind);
+  out.set_offset(e.offset);
+  out.set_message(e.message);
+  out.set_time_unix_ms(in.time_unix_ms);
+  if (e.rank) out.set_rank(*e.rank);
+  if (e.exception_type) out.set_exception_type(*e.exception_type);
+  if (e.gpu) out.set_gpu(*e.gpu);
+  if (e.tried_bytes) out.set_tried_bytes(*e.tried_bytes);
+  if (e.total_bytes) out.set_total_bytes(*e.total_bytes);
+  if (e.free_bytes) out.set_free_bytes(*e.free_bytes);
+  if (e.in_use_bytes) out.set_in_use_bytes(*e.in_use_bytes);
+  if (e.allocated_bytes) out.set_allocated_bytes(*e.allocated_bytes);
+  if (e.reserved_unallocated_bytes) out.set_reserved_unallocated_bytes(*e.reserved_unallocated_bytes);
+  if (e.allowed_bytes) out.set_allowed_bytes(*e.allowed_bytes);
+  for (const train::GpuProcessMemory& p : e.other_processes) {
+    v1::GpuProcessMemory* m = out.add_other_processes();
+    m->set_pid(p.pid);
+    m->set_bytes(p.bytes);
+  }
+  if (e.traceback_offset) out.set_traceback_offset(*e.traceback_offset);
+  if (e.nccl_code) out.set_nccl_code(*e.nccl_code);
+  if (e.signal_number) out.set_signal_number(*e.signal_number);
+  if (e.signal_name) out.set_signal_name(*e.signal_name);
+  if (e.pid) out.set_pid(*e.pid);
+}
+
+}  // namespace
+
+train::JobSpec FromProto(const v1::JobSpec& in) {
+  train::JobSpec out;
+  out.name = in.name();
+  out.command.assign(in.command().begin(), in.command().end());
+  out.script = in.script();
+  if (in.has_anchors()) out.anchors = in.anchors();
+  if (!in.anchors_flag().empty()) out.anchors_flag = in.anchors_flag();
+  out.alloc_conf = in.alloc_conf();
+  for (const auto& [k, v] : in.env()) out.env[k] = v;
+  out.cwd = in.cwd();
+  out.gpus = in.gpus();
+  out.container = in.container();
+  return out;
+}
+
+void ToProto(const train::JobRecord& in, v1::Job& out) {
+  out.Clear();
+  ToProto(in.spec, *out.mutable_spec());
+  out.set_state(ToProto(in.state));
+  out.set_state_reason(in.state_reason);
+  if (in.exit_code) out.set_exit_code(*in.exit_code);
+  if (in.term_signal) out.set_term_signal(*in.term_signal);
+  out.set_pid(in.pid);
+  out.set_pgid(in.pgid);
+  out.set_tmux_session(in.tmux_session);
+  out.set_created_unix_ms(in.created_unix_ms);
+  out.set_started_unix_ms(in.started_unix_ms);
+  out.set_ended_unix_ms(in.ended_unix_ms);
+  out.set_restart_count(in.restart_count);
+  out.set_log_bytes(in.log_bytes);
+  out.set_log_path(in.log_path);
+  v1::JobMetrics* m = out.mutable_metrics();
+  if (in.metrics.step) m->set_step(*in.metrics.step);
+  if (in.metrics.loss) m->set_loss(*in.metrics.loss);
+  if (in.metrics.throughput) ToProto(*in.metrics.throughput, *m->mutable_throughput());
+  if (in.metrics.best_throughput) ToProto(*in.metrics.best_throughput, *m->mutable_best_throughput());
+  for (const train::JobEventRecord& e : in.events) ToProto(e, *out.add_events());
+}
+
+}  // namespace gpuctl::daemon

@@ -1,0 +1,194 @@
+// An in-memory CgroupDriver for the code above the seam (the guard, job
+// launch), after Ray's fake_cgroup_driver.h: a map of cgroups with settable
+// figures, the same error codes as the real drivers, and failures a test can
+// switch on per operation. Thread-safe, since the guard loop reads from its
+// own thread while a test changes figures.
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "agents/sys/cgroup_driver.h"
+#include "agents/sys/cgroup_io.h"
+
+namespace gpuctl::testing {
+
+class FakeCgroupDriver final : public sys::CgroupDriver {
+ public:
+  enum class Op {
+    kCreate, kRemove, kAddProcess, kSetMemoryMax, kSetMemoryHigh, kMemoryCurrent, kMemoryLimit,
+    kInactiveFile, kMemoryPressure, kProcesses, kOomKillCount, kKillAll,
+  };
+
+  struct Cgroup {
+    // Every member has an initializer so tests may name only what they set.
+    std::optional<uint64_t> max{};   // nullopt: no limit
+    std::optional<uint64_t> high{};  // v2 only
+    uint64_t current = 0;
+    uint64_t inactive_file = 0;
+    uint64_t oom_kills = 0;
+    std::vector<int64_t> procs{};
+    std::optional<sys::Pressure> pressure{};  // nullopt: MemoryPressure fails
+  };
+
+  // The root cgroup "/" exists from the start.
+  explicit FakeCgroupDriver(sys::CgroupVersion version = sys::CgroupVersion::kV2) : version_(version) {
+    cgroups_["/"] = Cgroup{};
+  }
+
+  // Every later call of `op` returns `status` until ClearFailures.
+  void FailOn(Op op, Status status) {
+    std::lock_guard lock(mutex_);
+    failures_[op] = std::move(status);
+  }
+  void ClearFailures() {
+    std::lock_guard lock(mutex_);
+    failures_.clear();
+  }
+  // Creates or replaces a cgroup (parents are not required here).
+  void Put(const std::string& path, Cgroup cgroup) {
+    std::lock_guard lock(mutex_);
+    cgroups_[path] = std::move(cgroup);
+  }
+  std::optional<Cgroup> Get(const std::string& path) const {
+    std::lock_guard lock(mutex_);
+    auto it = cgroups_.find(path);
+    if (it == cgroups_.end()) return std::nullopt;
+    return it->second;
+  }
+  // The paths KillAll was called on, in order.
+  std::vector<std::string> kills() const {
+    std::lock_guard lock(mutex_);
+    return kills_;
+  }
+
+  sys::CgroupVersion version() const override { return version_; }
+  Result<std::string> Directory(const std::string& path) const override {
+    return sys::JoinCgroupPath("/fake-cgroup", path);
+  }
+
+  Status CreateCgroup(const std::string& path) override {
+    std::lock_guard lock(mutex_);
+    if (Status s = Check(Op::kCreate, path); !s.ok()) return s;
+    Result<std::string> parent = sys::ParentCgroupPath(path);
+    if (!parent.ok()) return parent.status();
+    if (!cgroups_.contains(*parent)) return NotFound("parent cgroup " + *parent + " does not exist");
+    if (cgroups_.contains(path)) return Status(ErrorCode::kAlreadyExists, "cgroup " + path + " exists");
+    cgroups_[path] = Cgroup{};
+    return Status::Ok();
+  }
+  Status RemoveCgroup(const std::string& path) override {
+    std::lock_guard lock(mutex_);
+    if (Status s = Check(Op::kRemove, path); !s.ok()) return s;
+    auto it = cgroups_.find(path);
+    if (it == cgroups_.end()) return NotFound("no cgroup " + path);
+    if (!it->second.procs.empty()) return FailedPrecondition("cgroup " + path + " has processes");
+    for (const auto& [other, unused] : cgroups_) {
+      if (other.size() > path.size() && other.starts_with(path + "/")) {
+        return FailedPrecondition("cgroup " + path + " has children");
+      }
+    }
+    cgroups_.erase(it);
+    return Status::Ok();
+  }
+  Status AddProcess(const std::string& path, int64_t pid) override {
+    std::lock_guard lock(mutex_);
+    if (pid <= 0) return InvalidArgument("cannot add pid " + std::to_string(pid));
+    Result<Cgroup*> cgroup = Find(Op::kAddProcess, path);
+    if (!cgroup.ok()) return cgroup.status();
+    for (auto& [unused, other] : cgroups_) std::erase(other.procs, pid);  // a process is in one cgroup
+    (*cgroup)->procs.push_back(pid);
+    return Status::Ok();
+  }
+  Status SetMemoryMax(const std::string& path, std::optional<uint64_t> bytes) override {
+    std::lock_guard lock(mutex_);
+    Result<Cgroup*> cgroup = Find(Op::kSetMemoryMax, path);
+    if (!cgroup.ok()) return cgroup.status();
+    (*cgroup)->max = bytes;
+    return Status::Ok();
+  }
+  Status SetMemoryHigh(const std::string& path, std::optional<uint64_t> bytes) override {
+    std::lock_guard lock(mutex_);
+    Result<Cgroup*> cgroup = Find(Op::kSetMemoryHigh, path);
+    if (!cgroup.ok()) return cgroup.status();
+    if (version_ == sys::CgroupVersion::kV1) return FailedPrecondition("cgroup v1 has no memory.high");
+    (*cgroup)->high = bytes;
+    return Status::Ok();
+  }
+  Result<uint64_t> MemoryCurrent(const std::string& path) override {
+    std::lock_guard lock(mutex_);
+    Result<Cgroup*> cgroup = Find(Op::kMemoryCurrent, path);
+    if (!cgroup.ok()) return cgroup.status();
+    return (*cgroup)->current;
+  }
+  Result<std::optional<uint64_t>> MemoryLimit(const std::string& path) override {
+    std::lock_guard lock(mutex_);
+    Result<Cgroup*> cgroup = Find(Op::kMemoryLimit, path);
+    if (!cgroup.ok()) return cgroup.status();
+    return (*cgroup)->max;
+  }
+  Result<uint64_t> InactiveFile(const std::string& path) override {
+    std::lock_guard lock(mutex_);
+    Result<Cgroup*> cgroup = Find(Op::kInactiveFile, path);
+    if (!cgroup.ok()) return cgroup.status();
+    return (*cgroup)->inactive_file;
+  }
+  Result<sys::Pressure> MemoryPressure(const std::string& path) override {
+    std::lock_guard lock(mutex_);
+    Result<Cgroup*> cgroup = Find(Op::kMemoryPressure, path);
+    if (!cgroup.ok()) return cgroup.status();
+    if (version_ == sys::CgroupVersion::kV1 || !(*cgroup)->pressure) {
+      return FailedPrecondition("no memory pressure for cgroup " + path);
+    }
+    return *(*cgroup)->pressure;
+  }
+  Result<std::vector<int64_t>> Processes(const std::string& path) override {
+    std::lock_guard lock(mutex_);
+    Result<Cgroup*> cgroup = Find(Op::kProcesses, path);
+    if (!cgroup.ok()) return cgroup.status();
+    return (*cgroup)->procs;
+  }
+  Result<uint64_t> OomKillCount(const std::string& path) override {
+    std::lock_guard lock(mutex_);
+    Result<Cgroup*> cgroup = Find(Op::kOomKillCount, path);
+    if (!cgroup.ok()) return cgroup.status();
+    return (*cgroup)->oom_kills;
+  }
+  // Empties the cgroup at once: every process dies; memory is freed.
+  Status KillAll(const std::string& path) override {
+    std::lock_guard lock(mutex_);
+    Result<Cgroup*> cgroup = Find(Op::kKillAll, path);
+    if (!cgroup.ok()) return cgroup.status();
+    (*cgroup)->procs.clear();
+    (*cgroup)->current = 0;
+    kills_.push_back(path);
+    return Status::Ok();
+  }
+
+ private:
+  // The set failure for `op`, else a path check as the real drivers make.
+  Status Check(Op op, const std::string& path) const {
+    if (auto it = failures_.find(op); it != failures_.end()) return it->second;
+    Result<std::string> dir = sys::JoinCgroupPath("/fake-cgroup", path);
+    return dir.ok() ? Status::Ok() : dir.status();
+  }
+  Result<Cgroup*> Find(Op op, const std::string& path) {
+    if (Status s = Check(op, path); !s.ok()) return s;
+    auto it = cgroups_.find(path);
+    if (it == cgroups_.end()) return NotFound("no cgroup " + path);
+    return &it->second;
+  }
+
+  const sys::CgroupVersion version_;
+  mutable std::mutex mutex_;
+  std::map<std::string, Cgroup> cgroups_;
+  std::map<Op, Status> failures_;
+  std::vector<std::string> kills_;
+};
+
+}  // namespace gpuctl::testing

@@ -1,0 +1,220 @@
+// gpuctl train, end to end: the real gpuctld and gpuctl, real tmux, real jobs.
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <thread>
+
+#include "tests/integration/train_fixture.h"
+
+namespace gpuctl::testing {
+namespace {
+
+using nlohmann::json;
+
+class Train : public TrainFixture {};
+
+// Alive and not a zombie: an orphan whose reaper does not reap (some
+// container inits) still answers kill(pid, 0).
+bool ProcessRunning(int64_t pid) {
+  if (kill(static_cast<pid_t>(pid), 0) != 0) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  size_t close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
+}
+
+TEST_F(Train, StartsInTmuxWithEnvAnchorsAndParsesMetrics) {
+  StartTrainAgent();
+  RunResult r = Gpuctl({"train", "start", "--name", "toy", "--anchors", "768", "--alloc-conf",
+                        "expandable_segments:True", "--env", "FOO=bar baz", "--", "python3", ToyTrain(), "--steps",
+                        "6", "--interval", "0.02", "--max-anchors", "1024"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json job = WaitForEnd("toy");
+  EXPECT_EQ(job["state"], "succeeded") << job.dump(2);
+  EXPECT_EQ(job["exit_code"], 0);
+  EXPECT_EQ(job["anchors"], 768);
+  EXPECT_EQ(job["alloc_conf"], "expandable_segments:True");
+  EXPECT_GT(job["pid"].get<int64_t>(), 0);
+  EXPECT_EQ(job["metrics"]["step"], 5);
+  EXPECT_TRUE(job["metrics"]["loss"].is_number());
+  EXPECT_EQ(job["metrics"]["throughput"]["unit"], "tok/s");
+  EXPECT_GT(job["metrics"]["throughput"]["value"].get<double>(), 10000);
+  std::string log = ReadFile(StateDir() + "/jobs/toy/output.log");
+  EXPECT_EQ(job["log_bytes"].get<uint64_t>(), log.size());
+  // --anchors replaced the command's own --max-anchors instead of adding one.
+  EXPECT_NE(log.find("max_anchors=768"), std::string::npos) << log;
+  EXPECT_NE(log.find("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"), std::string::npos) << log;
+  EXPECT_NE(log.find("job=toy anchors=768"), std::string::npos) << log;
+  EXPECT_NE(ReadFile(StateDir() + "/jobs/toy/job.json").find("\"state\": \"succeeded\""), std::string::npos);
+  EXPECT_FALSE(TmuxHasSession("gpuctl-toy"));
+}
+
+TEST_F(Train, CudaOomBecomesAnEventWithTheNumbers) {
+  StartTrainAgent();
+  RunResult r = Gpuctl({"train", "start", "--name", "oom", "--", "python3", ToyTrain(), "--steps", "10",
+                        "--interval", "0.01", "--simulate-oom-at", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json job = WaitForEnd("oom");
+  EXPECT_EQ(job["state"], "failed");
+  EXPECT_EQ(job["exit_code"], 1);
+  json oom;
+  for (const json& e : job["events"]) {
+    if (e["kind"] == "cuda_oom") oom = e;
+  }
+  ASSERT_FALSE(oom.is_null()) << job.dump(2);
+  EXPECT_EQ(oom["gpu"], 0);
+  EXPECT_EQ(oom["tried_bytes"], 16ull << 30);
+  EXPECT_EQ(oom["allocated_bytes"], 128ull << 30);
+  EXPECT_EQ(oom["reserved_unallocated_bytes"], 0);
+  std::string log = ReadFile(StateDir() + "/jobs/oom/output.log");
+  EXPECT_EQ(log.substr(oom["offset"].get<size_t>(), 22), "torch.OutOfMemoryError");
+  RunResult text = Gpuctl({"train", "status", "oom"});
+  EXPECT_NE(text.out.find("cuda_oom"), std::string::npos) << text.out;
+}
+
+// A job whose output has a 1 MiB line, tqdm-style \r redraws and binary bytes.
+std::vector<std::string> NoisyJob(int seconds) {
+  return {"python3", "-c",
+          "import sys,time\n"
+          "out=sys.stdout.buffer\n"
+          "out.write(b'x'*(1<<20)+b'\\n')\n"
+          "for i in range(" + std::to_string(seconds * 20) + "):\n"
+          "  out.write(('%d/100 [00:01<00:02, 1.5it/s]\\r' % i).encode()); out.write(bytes(range(256))+b'\\n')\n"
+          "  out.flush(); time.sleep(0.05)\n"
+          "out.write(b'end without newline')\n"};
+}
+
+TEST_F(Train, LogsAreByteForByteFollowedAndTailed) {
+  StartTrainAgent();
+  std::vector<std::string> start = {"train", "start", "--name", "noisy", "--"};
+  for (const std::string& a : NoisyJob(1)) start.push_back(a);
+  ASSERT_EQ(Gpuctl(start).exit_code, 0);
+  RunResult followed = Gpuctl({"train", "logs", "-f", "noisy"});
+  ASSERT_EQ(followed.exit_code, 0) << followed.err;
+  std::string log = ReadFile(StateDir() + "/jobs/noisy/output.log");
+  ASSERT_GT(log.size(), 1u << 20);
+  EXPECT_TRUE(followed.out == log) << "followed " << followed.out.size() << " bytes, log has " << log.size();
+  RunResult whole = Gpuctl({"train", "logs", "noisy"});
+  EXPECT_TRUE(whole.out == log);
+  RunResult from = Gpuctl({"train", "logs", "--from-offset", "1000", "noisy"});
+  EXPECT_TRUE(from.out == log.substr(1000));
+  RunResult tail = Gpuctl({"train", "logs", "--tail", "2", "noisy"});
+  size_t last_nl = log.rfind('\n');
+  size_t prev_nl = log.rfind('\n', last_nl - 1);
+  EXPECT_TRUE(tail.out == log.substr(prev_nl + 1)) << tail.out.size();
+}
+
+TEST_F(Train, SurvivesAgentKill9LogsResumeAndJobIsReadopted) {
+  StartTrainAgent();
+  std::vector<std::string> start = {"train", "start", "--name", "durable", "--"};
+  for (const std::string& a : NoisyJob(3)) start.push_back(a);
+  ASSERT_EQ(Gpuctl(start).exit_code, 0);
+  std::string followed_path = dir_.path() + "/followed.out";
+  BackgroundProcess follower({"sh", "-c", "exec \"$0\" --agent \"$1\" train logs -f durable > \"$2\"",
+                              BinaryPath("gpuctl"), address_, followed_path},
+                             dir_.path() + "/follower.err");
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  agent_->Signal(SIGKILL);
+  agent_->WaitForExit(std::chrono::seconds(5));
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  StartTrainAgent();  // same socket, state dir and tmux server
+  json running = Status("durable");
+  EXPECT_EQ(running["state"], "running") << running.dump(2);
+  EXPECT_EQ(follower.WaitForExit(std::chrono::seconds(30)), 0) << ReadFile(dir_.path() + "/follower.err");
+  json job = WaitForEnd("durable");
+  EXPECT_EQ(job["state"], "succeeded");
+  std::string log = ReadFile(StateDir() + "/jobs/durable/output.log");
+  std::string followed = ReadFile(followed_path);
+  EXPECT_EQ(followed.size(), log.size());
+  EXPECT_TRUE(followed == log) << "the resumed stream lost or repeated bytes";
+}
+
+TEST_F(Train, JobThatEndedWhileTheAgentWasDownShowsItsRealExitStatus) {
+  StartTrainAgent();
+  ASSERT_EQ(Gpuctl({"train", "start", "--name", "ends", "--", "sh", "-c", "sleep 1; echo bye; exit 7"}).exit_code, 0);
+  agent_->Signal(SIGKILL);
+  agent_->WaitForExit(std::chrono::seconds(5));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  StartTrainAgent();
+  json job = Status("ends");
+  EXPECT_EQ(job["state"], "failed") << job.dump(2);
+  EXPECT_EQ(job["exit_code"], 7);
+}
+
+TEST_F(Train, StopSendsTermThenKillAfterTheGrace) {
+  StartTrainAgent();
+  // Ignores SIGTERM: only the SIGKILL after the grace ends it.
+  ASSERT_EQ(Gpuctl({"train", "start", "--name", "stubborn", "--", "sh", "-c", "trap '' TERM; sleep 60 & wait; sleep 60"})
+                .exit_code,
+            0);
+  json before = Status("stubborn");
+  ASSERT_EQ(before["state"], "running");
+  int64_t pid = before["pid"].get<int64_t>();
+  auto t0 = std::chrono::steady_clock::now();
+  RunResult r = Gpuctl({"-o", "json", "train", "stop", "stubborn", "--grace", "400ms"});
+  auto took = std::chrono::steady_clock::now() - t0;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["state"], "stopped");
+  EXPECT_GE(std::chrono::duration_cast<std::chrono::milliseconds>(took).count(), 400);
+  EXPECT_FALSE(ProcessRunning(pid)) << "the job's process survived the stop";
+  EXPECT_FALSE(TmuxHasSession("gpuctl-stubborn"));
+
+  ASSERT_EQ(Gpuctl({"train", "start", "--name", "polite", "--", "sleep", "60"}).exit_code, 0);
+  r = Gpuctl({"-o", "json", "train", "stop", "polite"});
+  json stopped = json::parse(r.out);
+  EXPECT_EQ(stopped["state"], "stopped");
+  EXPECT_EQ(stopped["exit_code"], 143);  // SIGTERM, recorded by the wrapper
+}
+
+TEST_F(Train, BadInputIsRefusedWithExit2AndNothingStarts) {
+  StartTrainAgent();
+  dir_.WriteFile("not-exec.sh", "#!/bin/sh\necho hi\n");
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  } cases[] = {
+      {{"train", "start", "--name", "bad/name", "--", "true"}, "name"},
+      {{"train", "start", "--name", "x", "--script", dir_.path() + "/missing.sh"}, "missing.sh"},
+      {{"train", "start", "--name", "x", "--script", dir_.path() + "/not-exec.sh"}, "executable"},
+      {{"train", "start", "--name", "x", "--alloc-conf", "expandable_segments:maybe", "--", "true"}, "True or False"},
+      {{"train", "start", "--name", "x", "--anchors", "abc", "--", "true"}, "anchors"},
+      {{"train", "start", "--name", "x", "--anchors", "0", "--", "true"}, "anchors"},
+      {{"train", "start", "--name", "x", "--container", "201", "--", "true"}, "not running"},
+      {{"train", "start", "--name", "x", "--container", "999", "--", "true"}, "does not exist"},
+      {{"train", "start", "--name", "x", "--no-such-flag", "--", "true"}, "no-such-flag"},
+  };
+  for (const Case& c : cases) {
+    RunResult r = Gpuctl(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args[3] << ": " << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+  }
+  struct stat st {};
+  EXPECT_NE(stat((StateDir() + "/jobs/x").c_str(), &st), 0) << "a refused job left files behind";
+  ASSERT_EQ(Gpuctl({"train", "start", "--name", "once", "--", "sleep", "30"}).exit_code, 0);
+  RunResult again = Gpuctl({"train", "start", "--name", "once", "--", "sleep", "30"});
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_NE(again.err.find("already running"), std::string::npos) << again.err;
+  json list = json::parse(Gpuctl({"-o", "json", "train", "list"}).out);
+  EXPECT_EQ(list["jobs"].size(), 1u);
+}
+
+TEST_F(Train, ContainerJobsRunThroughPctExecAndLogThroughTheRootfs) {
+  StartTrainAgent();
+  RunResult r = Gpuctl({"train", "start", "--name", "inct", "--container", "200", "--", "sh", "-c",
+                        "echo inside $GPUCTL_JOB; exit 3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json job = WaitForEnd("inct");
+  EXPECT_EQ(job["state"], "failed");
+  EXPECT_EQ(job["exit_code"], 3);
+  RunResult logs = Gpuctl({"train", "logs", "inct"});
+  EXPECT_EQ(logs.out, "inside inct\n");
+  std::string invoked = ReadFile(dir_.path() + "/pct.log");
+  EXPECT_NE(invoked.find("status 200"), std::string::npos) << invoked;
+  EXPECT_NE(invoked.find("exec 200 -- env"), std::string::npos) << invoked;
+  EXPECT_EQ(ReadFile(dir_.path() + "/lxc/200/rootfs/var/lib/gpuctl/jobs/inct/output.log"), "inside inct\n");
+}
+
+}  // namespace
+}  // namespace gpuctl::testing

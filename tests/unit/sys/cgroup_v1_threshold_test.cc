@@ -1,0 +1,71 @@
+// Registration against a fixture cgroup: the line written to
+// cgroup.event_control names the eventfd and the open memory.usage_in_bytes.
+// That the kernel fires it is tested for real in tests/privileged.
+#include "agents/sys/cgroup_v1_threshold.h"
+
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <sstream>
+
+#include "agents/sys/cgroup_io.h"
+#include "tests/fakes/temp_dir.h"
+
+namespace gpuctl::sys {
+namespace {
+
+using gpuctl::testing::TempDir;
+using namespace std::chrono_literals;
+
+// The target of /proc/self/fd/N, to check which file an fd is.
+std::string FdTarget(int fd) {
+  char buf[4096];
+  ssize_t n = ::readlink(("/proc/self/fd/" + std::to_string(fd)).c_str(), buf, sizeof buf - 1);
+  return n < 0 ? "" : std::string(buf, static_cast<size_t>(n));
+}
+
+TEST(CgroupV1Threshold, WritesEventfdUsageFdAndThreshold) {
+  TempDir dir;
+  dir.WriteFile("memory.usage_in_bytes", "4096\n");
+  dir.WriteFile("cgroup.event_control", "");
+  auto threshold = CgroupV1Threshold::Register(dir.path(), 48u << 20);
+  ASSERT_TRUE(threshold.ok()) << threshold.status().ToString();
+  EXPECT_EQ((*threshold)->threshold_bytes(), 48u << 20);
+
+  std::istringstream line(ReadControlFile(dir.path() + "/cgroup.event_control").value_or(""));
+  int event_fd = -1, usage_fd = -1;
+  uint64_t bytes = 0;
+  line >> event_fd >> usage_fd >> bytes;
+  EXPECT_EQ(bytes, 48u << 20);
+  EXPECT_EQ(FdTarget(event_fd), "anon_inode:[eventfd]");
+  EXPECT_EQ(FdTarget(usage_fd), dir.path() + "/memory.usage_in_bytes");
+  EXPECT_EQ(FormatThresholdRegistration(5, 6, 1024), "5 6 1024");
+}
+
+TEST(CgroupV1Threshold, WaitTimesOutWithoutACrossing) {
+  TempDir dir;
+  dir.WriteFile("memory.usage_in_bytes", "4096\n");
+  dir.WriteFile("cgroup.event_control", "");
+  auto threshold = CgroupV1Threshold::Register(dir.path(), 1u << 20);
+  ASSERT_TRUE(threshold.ok()) << threshold.status().ToString();
+  auto outcome = (*threshold)->Wait(10ms);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_EQ(*outcome, WaitOutcome::kTimedOut);
+  EXPECT_EQ((*threshold)->Wait(-5ms).value_or(WaitOutcome::kWoke), WaitOutcome::kTimedOut)
+      << "a negative timeout polls instead of waiting for ever";
+}
+
+TEST(CgroupV1Threshold, RefusesZeroAndMissingCgroups) {
+  TempDir dir;
+  dir.WriteFile("memory.usage_in_bytes", "4096\n");
+  dir.WriteFile("cgroup.event_control", "");
+  EXPECT_EQ(CgroupV1Threshold::Register(dir.path(), 0).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(CgroupV1Threshold::Register(dir.path() + "/gone", 1024).status().code(), ErrorCode::kNotFound);
+  TempDir no_events;  // a kernel without CONFIG_MEMCG_V1 events
+  no_events.WriteFile("memory.usage_in_bytes", "4096\n");
+  EXPECT_EQ(CgroupV1Threshold::Register(no_events.path(), 1024).status().code(), ErrorCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace gpuctl::sys

@@ -1,0 +1,182 @@
+#include "agents/train/launch_command.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "agents/sys/command_runner.h"
+#include "tests/fakes/temp_dir.h"
+
+namespace gpuctl::train {
+namespace {
+
+using Argv = std::vector<std::string>;
+using testing::TempDir;
+namespace fs = std::filesystem;
+
+JobSpec Spec() {
+  JobSpec spec;
+  spec.name = "j1";
+  spec.command = {"python", "train.py"};
+  spec.anchors = 64;
+  spec.gpus = "0";
+  spec.cwd = "/srv";
+  return spec;
+}
+
+const LaunchPaths kPaths{"/state/jobs/j1/output.log", "/state/jobs/j1/exit_status"};
+
+TEST(BuildLaunch, HostArgv) {
+  sys::TmuxSessionSpec launch = BuildLaunch(Spec(), kPaths);
+  EXPECT_EQ(launch.session, "gpuctl-j1");
+  EXPECT_EQ(launch.argv, (Argv{"env", "CUDA_VISIBLE_DEVICES=0", "GPUCTL_ANCHORS=64", "GPUCTL_JOB=j1",
+                               "PYTHONUNBUFFERED=1", "sh", "-c", kJobWrapperScript, "gpuctl-job",
+                               "/state/jobs/j1/output.log", "/state/jobs/j1/exit_status", "/srv", "python",
+                               "train.py", "--max-anchors", "64"}));
+  // The environment travels in argv (so it crosses into containers) and the
+  // wrapper enters the cwd itself: tmux gets neither.
+  EXPECT_TRUE(launch.env.empty());
+  EXPECT_TRUE(launch.cwd.empty());
+}
+
+TEST(BuildLaunch, EmptyCwdIsPassedAsAnEmptyArgument) {
+  JobSpec spec = Spec();
+  spec.cwd.clear();
+  spec.anchors.reset();
+  spec.gpus.clear();
+  EXPECT_EQ(BuildLaunch(spec, kPaths).argv,
+            (Argv{"env", "GPUCTL_JOB=j1", "PYTHONUNBUFFERED=1", "sh", "-c", kJobWrapperScript, "gpuctl-job",
+                  "/state/jobs/j1/output.log", "/state/jobs/j1/exit_status", "", "python", "train.py"}));
+}
+
+TEST(BuildLaunch, ContainerArgvGoesThroughPctExec) {
+  JobSpec spec = Spec();
+  spec.container = "200";
+  spec.command = {"python", "train.py", "a b;$(touch pwned)'\""};
+  LaunchPaths inside{"/var/lib/gpuctl/jobs/j1/output.log", "/var/lib/gpuctl/jobs/j1/exit_status"};
+  sys::TmuxSessionSpec launch = BuildLaunch(spec, inside, "/usr/sbin/pct");
+  EXPECT_EQ(launch.session, "gpuctl-j1");
+  EXPECT_EQ(launch.argv,
+            (Argv{"/usr/sbin/pct", "exec", "200", "--", "env", "CUDA_VISIBLE_DEVICES=0", "GPUCTL_ANCHORS=64",
+                  "GPUCTL_JOB=j1", "PYTHONUNBUFFERED=1", "sh", "-c", kJobWrapperScript, "gpuctl-job",
+                  "/var/lib/gpuctl/jobs/j1/output.log", "/var/lib/gpuctl/jobs/j1/exit_status", "/srv", "python",
+                  "train.py", "a b;$(touch pwned)'\"", "--max-anchors", "64"}));
+  EXPECT_EQ(BuildLaunch(spec, inside).argv.front(), "pct");
+}
+
+TEST(BuildLaunch, UserInputNeverEntersTheScript) {
+  JobSpec spec = Spec();
+  spec.env = {{"EVIL", "$(reboot)"}};
+  spec.command = {"sh", "-c", "rm -rf /"};
+  sys::TmuxSessionSpec launch = BuildLaunch(spec, kPaths);
+  auto c = std::find(launch.argv.begin(), launch.argv.end(), "-c");
+  ASSERT_NE(c, launch.argv.end());
+  EXPECT_EQ(*(c + 1), kJobWrapperScript);
+  EXPECT_NE(std::find(launch.argv.begin(), launch.argv.end(), "EVIL=$(reboot)"), launch.argv.end());
+}
+
+// Runs the wrapper for real: the launch argv, as tmux would, through the
+// fork/exec runner (no shell string of ours in between).
+class JobWrapperTest : public ::testing::Test {
+ protected:
+  JobWrapperTest() : log_(dir_.path() + "/out dir/output.log"), exit_(dir_.path() + "/out dir/exit_status") {
+    dir_.MakeDir("out dir");
+    dir_.MakeDir("work dir");
+  }
+
+  sys::CommandOutput Launch(Argv command, std::string cwd = "") {
+    JobSpec spec;
+    spec.name = "wrapped";
+    spec.command = std::move(command);
+    spec.cwd = cwd.empty() ? dir_.path() + "/work dir" : cwd;
+    spec.env = {{"MY_VALUE", "x y $(z)"}};
+    sys::RunOptions options;
+    options.timeout = std::chrono::seconds(20);
+    Result<sys::CommandOutput> out = runner_->Run(BuildLaunch(spec, {log_, exit_}).argv, options);
+    EXPECT_TRUE(out.ok()) << out.status().message();
+    return out.ok() ? *out : sys::CommandOutput{};
+  }
+
+  static std::string Read(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
+  TempDir dir_;
+  std::string log_;
+  std::string exit_;
+  std::unique_ptr<sys::CommandRunner> runner_ = sys::MakeSubprocessRunner();
+};
+
+TEST_F(JobWrapperTest, OutputAndErrorsGoToTheLogAfterWhatWasThere) {
+  dir_.WriteFile("out dir/output.log", "earlier\n");
+  sys::CommandOutput out = Launch({"/bin/sh", "-c", "echo out; echo err >&2; printf '%s|%s\\n' \"$MY_VALUE\" "
+                                                    "\"$GPUCTL_JOB\"; pwd"});
+  EXPECT_EQ(out.exit_code, 0);
+  // The pane (our stdout) may get the wrapper's own notes, never the program's output.
+  EXPECT_EQ(out.stdout_text.find("out\n"), std::string::npos) << out.stdout_text;
+  EXPECT_EQ(out.stdout_text.find("err\n"), std::string::npos) << out.stdout_text;
+  EXPECT_EQ(out.stderr_text, "");
+  EXPECT_EQ(Read(log_), "earlier\nout\nerr\nx y $(z)|wrapped\n" + dir_.path() + "/work dir\n");
+  EXPECT_EQ(Read(exit_), "0\n");
+  EXPECT_FALSE(fs::exists(exit_ + ".tmp"));
+}
+
+TEST_F(JobWrapperTest, RecordsTheExitCode) {
+  sys::CommandOutput out = Launch({"/bin/sh", "-c", "exit 7"});
+  EXPECT_EQ(Read(exit_), "7\n");
+  EXPECT_EQ(out.exit_code, 7);
+}
+
+TEST_F(JobWrapperTest, SigtermToTheGroupRecords143) {
+  // The runner starts the wrapper as a group leader, as tmux does; `kill 0`
+  // signals that whole group, as StopJob does. The wrapper must outlive the
+  // program to record how it died.
+  sys::CommandOutput out = Launch({"/bin/sh", "-c", "echo started; kill -s TERM 0; sleep 5; echo survived"});
+  EXPECT_EQ(Read(exit_), "143\n");
+  EXPECT_EQ(out.exit_code, 143);
+  std::string log = Read(log_);
+  EXPECT_EQ(log.rfind("started\n", 0), 0u) << log;
+  EXPECT_EQ(log.find("survived"), std::string::npos) << log;
+}
+
+TEST_F(JobWrapperTest, ProgramGetsDefaultSigtermDisposition) {
+  // The wrapper's trap must not leak into the program as "ignore".
+  Launch({"/bin/sh", "-c", "kill -s TERM $$; echo survived"});
+  EXPECT_EQ(Read(exit_), "143\n");
+  EXPECT_EQ(Read(log_).find("survived"), std::string::npos);
+}
+
+TEST_F(JobWrapperTest, BadCwdRecords126AndRunsNothing) {
+  const std::string missing = dir_.path() + "/no such dir";
+  sys::CommandOutput out = Launch({"/bin/sh", "-c", "touch '" + dir_.path() + "/ran'"}, missing);
+  EXPECT_EQ(out.exit_code, 126);
+  EXPECT_EQ(Read(exit_), "126\n");
+  EXPECT_NE(Read(log_).find("gpuctl: cannot enter " + missing), std::string::npos) << Read(log_);
+  EXPECT_FALSE(fs::exists(dir_.path() + "/ran"));
+}
+
+TEST_F(JobWrapperTest, ArgumentsReachTheProgramVerbatim) {
+  const std::string hostile = "a b;$(touch pwned)'\"`touch pwned2` *";
+  sys::CommandOutput out = Launch({"/usr/bin/printf", "[%s]\\n", hostile, "", "--x=$HOME"});
+  EXPECT_EQ(out.exit_code, 0);
+  EXPECT_EQ(Read(log_), "[" + hostile + "]\n[]\n[--x=$HOME]\n");
+  EXPECT_EQ(Read(exit_), "0\n");
+  for (const std::string& where : {dir_.path() + "/work dir", dir_.path(), fs::current_path().string()}) {
+    EXPECT_FALSE(fs::exists(where + "/pwned")) << where;
+    EXPECT_FALSE(fs::exists(where + "/pwned2")) << where;
+  }
+}
+
+}  // namespace
+}  // namespace gpuctl::train
