@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job on this machine: install, build, start a local gpuctld (or use
-# the one already running) and show the host's health.
+# the one already running), show the host's health, launch the example
+# training job in tmux, follow its log, and show its status.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -28,8 +29,24 @@ echo
 echo "== gpuctl -o json health"
 "$gpuctl" -o json health
 echo
-echo "== gpuctl health --watch --interval 500ms --count 3"
-"$gpuctl" health --watch --interval 500ms --count 3
+echo "== gpuctl health --watch --interval 500ms --count 2"
+"$gpuctl" health --watch --interval 500ms --count 2
+echo
+
+job=toy-$(date +%H%M%S)
+echo "== gpuctl train start --name $job --anchors 768 --alloc-conf expandable_segments:True -- python3 examples/train/toy_train.py"
+"$gpuctl" train start --name "$job" --anchors 768 --alloc-conf expandable_segments:True \
+  -- python3 "$PWD/examples/train/toy_train.py" --steps 30 --max-anchors 1024
+echo
+echo "== gpuctl train logs -f $job"
+"$gpuctl" train logs -f "$job"
+echo
+echo "== gpuctl train status $job"
+"$gpuctl" train status "$job"
+echo
+echo "== gpuctl -o json train status $job"
+"$gpuctl" -o json train status "$job"
+echo
 if [ -f build/demo/gpuctld.pid ]; then
   echo "gpuctld is left running (pid $(cat build/demo/gpuctld.pid)); stop it with: kill $(cat build/demo/gpuctld.pid)"
 fi
