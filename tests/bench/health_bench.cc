@@ -9,9 +9,9 @@
 //
 //   health_bench [--gpuctld PATH] [--seconds N] [--calls N] [--warmup N] [-- GPUCTLD_FLAGS...]
 //
-// Without GPUCTLD_FLAGS the agent gets --nvml-library /nonexistent
-// --nvidia-smi /nonexistent (host sampling only); flags given after -- are
-// passed instead. The agent inherits the environment, so
+// Without `--` the agent gets --nvml-library /nonexistent --nvidia-smi
+// /nonexistent (host sampling only); flags after `--` are passed instead, so a
+// bare `--` runs it with its own defaults (the real NVML on a GPU host). The agent inherits the environment, so
 // `MALLOC_ARENA_MAX=2 health_bench` measures the agent under that setting.
 #include <sys/stat.h>
 #include <unistd.h>

@@ -5,6 +5,7 @@
 #   tests/bench/run_health_bench.sh [health_bench args...]
 #     e.g. --seconds 10   shorter idle window (default 60)
 #          -- FLAGS...    gpuctld flags instead of the no-GPU defaults
+#          --             gpuctld's own defaults (real NVML on a GPU host)
 #   GPUCTL_BUILD_DIR=DIR  build directory (default: build)
 #   MALLOC_ARENA_MAX=2 tests/bench/run_health_bench.sh   the agent inherits env
 set -euo pipefail

@@ -38,7 +38,7 @@ if [[ -z $build ]]; then
   echo "building gpuctld and gpuctl in $build (log: $OUT/build.log)"
   if ! cmake -S "$root" -B "$build" -G Ninja -DGPUCTL_BUILD_TESTS=OFF >"$OUT/build.log" 2>&1; then
     missing=$(grep -oE 'provided by "[^"]+"|Could NOT find [A-Za-z0-9_]+' "$OUT/build.log" |
-              sed -E 's/provided by "(.*)"/\1/; s/Could NOT find //' | sort -u | tr '\n' ' ')
+              sed -E 's/provided by "(.*)"/\1/; s/Could NOT find //' | sort -u | paste -sd' ' -)
     die "cmake failed; missing: ${missing:-see $OUT/build.log} (cmake stops at the first missing package;" \
         "gpuctl needs Protobuf, gRPC, spdlog, nlohmann_json, CLI11). Build elsewhere and pass the build dir:" \
         "tests/gpu/run.sh BUILD_DIR (or GPUCTL_BUILD_DIR=BUILD_DIR)"
@@ -49,7 +49,7 @@ gpuctld=$build/daemon/gpuctld gpuctl=$build/client/gpuctl
 for bin in "$gpuctld" "$gpuctl"; do
   [[ -x $bin ]] || die "no executable $bin; build it (cmake --build BUILD_DIR --target gpuctld gpuctl)"
   if ! "$bin" --version >/dev/null 2>"$OUT/version.err"; then
-    libs=$(ldd "$bin" 2>/dev/null | awk '/not found/ {print $1}' | tr '\n' ' ')
+    libs=$(ldd "$bin" 2>/dev/null | awk '/not found/ {print $1}' | paste -sd' ' -)
     die "$bin does not run${libs:+; shared libraries not found: $libs}; see $OUT/version.err"
   fi
 done
