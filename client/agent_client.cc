@@ -136,4 +136,25 @@ Status AgentClient::StreamLogs(const v1::StreamLogsRequest& request,
   return FromGrpc(status);
 }
 
+Status AgentClient::WatchEvents(const v1::WatchEventsRequest& request,
+                                const std::function<bool(const v1::AgentEvent&)>& on_event) {
+  grpc::ClientContext context;
+  std::unique_ptr<grpc::ClientReader<v1::AgentEvent>> reader = stub_->WatchEvents(&context, request);
+  v1::AgentEvent event;
+  while (reader->Read(&event)) {
+    if (!on_event(event)) {
+      context.TryCancel();
+      reader->Finish().IgnoreError();
+      return Status::Ok();
+    }
+  }
+  grpc::Status status = reader->Finish();
+  // As with StreamLogs: a cancel we did not ask for is the agent going away.
+  if (status.error_code() == grpc::StatusCode::CANCELLED) {
+    return FromGrpc(grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                 "the agent closed the stream (" + status.error_message() + ")"));
+  }
+  return FromGrpc(status);
+}
+
 }  // namespace gpuctl::client

@@ -42,6 +42,13 @@ class AgentClient {
   Status StreamLogs(const v1::StreamLogsRequest& request,
                     const std::function<bool(const v1::LogChunk&)>& on_chunk);
 
+  // Agent events: calls on_event for each until it returns false (then Ok),
+  // the stream ends (the final status: Ok once the backlog is sent without
+  // follow), or the agent goes away (kUnavailable, also when it ends the
+  // stream because it is stopping).
+  Status WatchEvents(const v1::WatchEventsRequest& request,
+                     const std::function<bool(const v1::AgentEvent&)>& on_event);
+
   // Maps a gRPC status to ours; UNAVAILABLE becomes an "agent unreachable"
   // message naming the address and how to start the agent.
   Status FromGrpc(const grpc::Status& status) const;

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "client/commands/command_context.h"
+#include "client/commands/events_command.h"
 #include "client/commands/health_command.h"
 #include "client/commands/train_command.h"
 
@@ -25,6 +26,7 @@ int RunCli(const std::vector<std::string>& args, Console& console, const std::st
   app.require_subcommand(1);
   AddHealthCommand(app, context);
   AddTrainCommand(app, context);
+  AddEventsCommand(app, context);
 
   // CLI11 wants argv[0] first and parses back to front.
   std::vector<std::string> reversed(args.rbegin(), args.rend());

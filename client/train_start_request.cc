@@ -1,5 +1,7 @@
 #include "client/train_start_request.h"
 
+#include "common/units.h"
+
 #include <algorithm>
 #include <filesystem>
 
@@ -94,6 +96,11 @@ Result<v1::StartJobRequest> BuildStartJobRequest(const TrainStartFlags& flags, c
   spec.set_cwd(MakeAbsolute(flags.cwd.empty() ? client_cwd : flags.cwd, client_cwd));
   spec.set_gpus(flags.gpus);
   spec.set_container(flags.container);
+  if (!flags.mem_limit.empty()) {
+    Result<uint64_t> limit = ParseByteSize(flags.mem_limit);
+    if (!limit.ok()) return limit.status().Wrap("--mem-limit");
+    spec.set_mem_limit_bytes(*limit);
+  }
   return request;
 }
 

@@ -27,6 +27,7 @@ struct TrainStartFlags {
   std::string cwd;                   // empty: the client's current directory
   std::string gpus;
   std::string container;
+  std::string mem_limit;             // a size, e.g. 64G; empty: the agent's default
 };
 
 // Checks what is cheap to check here (name, anchors, env, script xor command)

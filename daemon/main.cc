@@ -9,6 +9,7 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "agents/events/event_log.h"
 #include "agents/health/health_sampler.h"
 #include "agents/sys/clock.h"
 #include "agents/sys/command_runner.h"
@@ -16,11 +17,14 @@
 #include "agents/sys/gpu_reader.h"
 #include "agents/sys/host_fs.h"
 #include "agents/sys/process_control.h"
+#include "agents/sys/self_protection.h"
 #include "agents/sys/shutdown_signal.h"
+#include "agents/sys/systemd_notify.h"
 #include "agents/sys/tmux.h"
 #include "agents/train/job_supervisor.h"
 #include "daemon/config/flags.h"
 #include "daemon/server/agent_server.h"
+#include "daemon/server/guard_setup.h"
 #include "daemon/service/agent_service.h"
 
 namespace {
@@ -62,6 +66,8 @@ int main(int argc, char** argv) {
   }
 
   sys::RealClock clock;
+  // Early, so every part built below can publish to it.
+  events::EventLog event_log(clock);
   sys::HostFs host_fs;
   std::unique_ptr<sys::CommandRunner> runner = sys::MakeSubprocessRunner();
   std::unique_ptr<sys::GpuReader> gpu_reader =
@@ -71,13 +77,37 @@ int main(int argc, char** argv) {
   daemon::HealthWatchHub health_hub([&] { return daemon::SampleHealthProto(sampler); }, clock);
   std::unique_ptr<sys::Tmux> tmux = sys::MakeTmux(*runner, config.tmux_socket);
   std::unique_ptr<sys::ProcessControl> processes = sys::MakeProcessControl(host_fs);
-  train::JobSupervisor jobs({.state_dir = config.state_dir,
-                             .lxc_rootfs_template = config.lxc_rootfs,
-                             .pct = config.pct},
-                            *tmux, *processes, *runner, clock);
+
+  // The guard's plan is checked before anything starts: bad settings refuse
+  // the start instead of surfacing at kill time.
+  Result<std::unique_ptr<sys::CgroupDriver>> cgroup_driver = sys::MakeCgroupDriver(host_fs, *processes);
+  sys::CgroupDriver* cgroups = cgroup_driver.ok() ? cgroup_driver->get() : nullptr;
+  std::optional<daemon::GuardPlan> guard_plan;
+  if (config.guard) {
+    Result<daemon::GuardPlan> plan = daemon::PlanGuard(config, host_fs, cgroups);
+    if (!plan.ok()) {
+      spdlog::error("memory guard: {}", plan.status().message());
+      return plan.status().code() == ErrorCode::kInvalidArgument ? kExitUsage : kExitStartFailed;
+    }
+    guard_plan = std::move(plan).value();
+  }
+  train::JobSupervisorOptions job_options;
+  job_options.state_dir = config.state_dir;
+  job_options.lxc_rootfs_template = config.lxc_rootfs;
+  job_options.pct = config.pct;
+  if (guard_plan && !guard_plan->job_cgroup_parent.empty()) {
+    job_options.cgroups = cgroups;
+    job_options.cgroup_parent = guard_plan->job_cgroup_parent;
+    job_options.default_mem_limit_bytes = guard_plan->default_job_limit_bytes;
+  }
+  job_options.publish = [&event_log](std::string kind, std::string job, std::string message, nlohmann::json fields) {
+    event_log.Publish({.kind = std::move(kind), .job = std::move(job), .message = std::move(message),
+                       .fields = std::move(fields)});
+  };
+  train::JobSupervisor jobs(job_options, *tmux, *processes, *runner, clock);
   jobs.Start();
   daemon::WorkQueue slow_calls(/*workers=*/2, /*max_queued=*/32);
-  daemon::AgentService agent_service(sampler, health_hub, jobs, slow_calls);
+  daemon::AgentService agent_service(sampler, health_hub, jobs, slow_calls, event_log);
 
   Result<std::unique_ptr<daemon::AgentServer>> server =
       daemon::AgentServer::Start(config, {&agent_service});
@@ -87,11 +117,52 @@ int main(int argc, char** argv) {
   }
   for (const std::string& addr : (*server)->bound()) spdlog::info("gpuctld {} serving on {}", GPUCTL_VERSION, addr);
 
+  // Self-protection: the kernel never picks the agent, and its pages stay in RAM.
+  if (Status s = sys::SetOomScoreAdj(host_fs, sys::SelfPid(), -1000); !s.ok()) spdlog::warn("{}", s.message());
+  if (config.lock_memory) {
+    sys::WarmStack();
+    if (Status s = sys::LockAllMemory(); !s.ok()) spdlog::warn("{}", s.message());
+  }
+  daemon::JobsForGuard jobs_for_guard(jobs);
+  std::unique_ptr<guard::MemoryGuard> memory_guard;
+  if (guard_plan) {
+    auto watchdog = sys::WatchdogInterval();
+    auto last_beat = clock.SteadyNow();
+    guard::MemoryGuardDeps deps{
+        .fs = host_fs,
+        .cgroups = cgroups,
+        .processes = *processes,
+        .clock = clock,
+        .work = jobs_for_guard,
+        .publish =
+            [&event_log](guard::GuardEvent e) {
+              event_log.Publish({.kind = std::move(e.kind), .job = std::move(e.job),
+                                 .message = std::move(e.message), .fields = std::move(e.fields)});
+            },
+        // The watchdog is fed from the guard loop itself: a hung guard gets
+        // the agent restarted by systemd.
+        .heartbeat =
+            [watchdog, &clock, last_beat]() mutable {
+              if (!watchdog || clock.SteadyNow() - last_beat < *watchdog / 2) return;
+              last_beat = clock.SteadyNow();
+              sys::NotifyWatchdog();
+            },
+        .agent_pid = sys::SelfPid(),
+    };
+    memory_guard = std::make_unique<guard::MemoryGuard>(
+        guard_plan->config, deps, daemon::MakePressureWaiter(*guard_plan, host_fs, cgroups));
+    memory_guard->Start();
+  }
+  sys::NotifyReady();
+
   int sig = sys::WaitForShutdownSignal();
   spdlog::info("received signal {}, shutting down", sig);
   // Streams first (they would hold the server open), then the server with a
   // deadline well inside the 2 s promise.
+  sys::NotifyStopping();
+  if (memory_guard) memory_guard->Stop();
   health_hub.Stop();
+  event_log.EndSubscriptions();
   (*server)->Shutdown(clock.WallNow() + std::chrono::milliseconds(1000));
   slow_calls.Shutdown();
   jobs.Shutdown();  // the jobs themselves keep running in tmux

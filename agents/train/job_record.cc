@@ -61,6 +61,7 @@ json ToJson(const JobSpec& s) {
             {"alloc_conf", s.alloc_conf}, {"env", s.env}, {"cwd", s.cwd}, {"gpus", s.gpus},
             {"container", s.container}};
   PutOptional(j, "anchors", s.anchors);
+  PutOptional(j, "mem_limit_bytes", s.mem_limit_bytes);
   return j;
 }
 
@@ -76,6 +77,7 @@ JobSpec SpecFromJson(const json& j) {
   s.cwd = j.value("cwd", "");
   s.gpus = j.value("gpus", "");
   s.container = j.value("container", "");
+  GetOptional(j, "mem_limit_bytes", s.mem_limit_bytes);
   return s;
 }
 
@@ -177,6 +179,8 @@ json ToJson(const JobRecord& r) {
   PutOptional(j, "exit_code", r.exit_code);
   PutOptional(j, "term_signal", r.term_signal);
   PutOptional(j, "pid_start_time", r.pid_start_time);
+  PutOptional(j, "guard_kill_reason", r.guard_kill_reason);
+  j["cgroup"] = r.cgroup;
   return j;
 }
 
@@ -199,6 +203,8 @@ Result<JobRecord> JobRecordFromJson(const json& j) {
     r.ended_unix_ms = j.value("ended_unix_ms", int64_t{0});
     r.restart_count = j.value("restart_count", uint32_t{0});
     r.stop_requested = j.value("stop_requested", false);
+    GetOptional(j, "guard_kill_reason", r.guard_kill_reason);
+    r.cgroup = j.value("cgroup", "");
     r.log_path = j.value("log_path", "");
     r.exit_path = j.value("exit_path", "");
     r.log_bytes = j.value("log_bytes", uint64_t{0});

@@ -45,6 +45,9 @@ struct JobRecord {
   int64_t ended_unix_ms = 0;
   uint32_t restart_count = 0;
   bool stop_requested = false;
+  // Set when the memory guard killed the job; the reason says why.
+  std::optional<std::string> guard_kill_reason;
+  std::string cgroup;  // the job's memory cgroup, empty when it has none
   std::string log_path;   // where output.log is written (in a container's rootfs for LXC)
   std::string exit_path;  // where the wrapper records the exit status
   uint64_t log_bytes = 0;

@@ -74,6 +74,9 @@ Status ValidateJobSpec(const JobSpec& spec) {
     return InvalidArgument("--gpus must be a comma-separated list of GPU indices or UUIDs (e.g. 0,1), got '" +
                            spec.gpus + "'");
   }
+  if (spec.mem_limit_bytes && *spec.mem_limit_bytes < (uint64_t{16} << 20)) {
+    return InvalidArgument("--mem-limit must be at least 16MiB (e.g. --mem-limit 64G)");
+  }
   if (!spec.container.empty() && spec.container.find_first_not_of("0123456789") != std::string::npos) {
     return InvalidArgument("--container must be a numeric Proxmox VMID (e.g. 200), got '" + spec.container + "'");
   }

@@ -25,6 +25,9 @@ struct JobSpec {
   std::string cwd;
   std::string gpus;                  // CUDA_VISIBLE_DEVICES
   std::string container;             // Proxmox LXC VMID; empty: the host
+  // The job's cgroup memory limit; unset: the agent's default (host total
+  // minus the guard's reserve).
+  std::optional<uint64_t> mem_limit_bytes;
 };
 
 // [A-Za-z0-9._-]{1,64}, not "." or "..": names become file and tmux names.

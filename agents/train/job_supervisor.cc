@@ -49,6 +49,7 @@ int64_t JobSupervisor::NowMs() const {
 JobSupervisor::LiveJob& JobSupervisor::AddLocked(JobRecord record) {
   auto job = std::make_unique<LiveJob>();
   job->record = std::move(record);
+  job->saved_offset = job->record.parsed_offset;
   auto metrics = MetricsTracker::Create();
   if (metrics.ok()) job->metrics = std::make_unique<MetricsTracker>(std::move(metrics).value());
   LiveJob& ref = *job;
@@ -136,11 +137,11 @@ Result<JobRecord> JobSupervisor::StartJob(JobSpec spec) {
   if (!spec.container.empty()) {
     if (Status s = CheckContainerRunning(spec.container); !s.ok()) return s;
   }
-  LaunchPaths inside{store_.LogPath(name), store_.ExitPath(name)};
+  LaunchPaths inside{store_.LogPath(name), store_.ExitPath(name), ""};
   std::string host_log = inside.log_path, host_exit = inside.exit_path;
   if (!spec.container.empty()) {
     std::string dir = options_.container_state_dir + "/jobs/" + name;
-    inside = {dir + "/output.log", dir + "/exit_status"};
+    inside = {dir + "/output.log", dir + "/exit_status", ""};
     host_log = HostPathForContainer(spec.container, inside.log_path);
     host_exit = HostPathForContainer(spec.container, inside.exit_path);
   }
@@ -173,6 +174,22 @@ Result<JobRecord> JobSupervisor::StartJob(JobSpec spec) {
     // A rerun starts a fresh log (offsets count from 0); the last run's stays beside it.
     if (sys::PathExists(host_log)) std::rename(host_log.c_str(), (host_log + ".prev").c_str());
   }
+  std::string cgroup, cgroup_procs;
+  if (options_.cgroups && spec.container.empty()) {
+    // A leaf cgroup of the job's own: its memory is limited and counted, and
+    // the guard can kill the whole job at once.
+    cgroup = options_.cgroup_parent + "/" + name;
+    if (Status s = options_.cgroups->CreateCgroup(cgroup); !s.ok() && s.code() != ErrorCode::kAlreadyExists) {
+      return s.Wrap("creating the job's memory cgroup " + cgroup);
+    }
+    std::optional<uint64_t> limit = spec.mem_limit_bytes ? spec.mem_limit_bytes : options_.default_mem_limit_bytes;
+    if (Status s = options_.cgroups->SetMemoryMax(cgroup, limit); !s.ok()) {
+      return s.Wrap("setting the job's memory limit");
+    }
+    Result<std::string> dir = options_.cgroups->Directory(cgroup);
+    if (!dir.ok()) return dir.status();
+    cgroup_procs = *dir + "/cgroup.procs";
+  }
   if (Status s = sys::RemoveFile(host_exit); !s.ok()) return s;
   if (Status s = sys::WriteFileAtomic(host_log, "", 0640); !s.ok()) return s;
 
@@ -183,6 +200,8 @@ Result<JobRecord> JobSupervisor::StartJob(JobSpec spec) {
   record.restart_count = restarts;
   record.log_path = host_log;
   record.exit_path = host_exit;
+  record.cgroup = cgroup;
+  inside.cgroup_procs = cgroup_procs;
   if (Status s = tmux_.NewSession(BuildLaunch(spec, inside, options_.pct)); !s.ok()) return s;
   record.started_unix_ms = NowMs();
   Result<int64_t> pid = tmux_.PanePid(record.tmux_session);
@@ -201,6 +220,10 @@ Result<JobRecord> JobSupervisor::StartJob(JobSpec spec) {
   SaveLocked(job.record);
   RefreshLocked(job);
   spdlog::info("job '{}' started: pid {}, tmux session {}", name, job.record.pid, job.record.tmux_session);
+  if (options_.publish) {
+    options_.publish("job_started", name, "started with pid " + std::to_string(job.record.pid),
+                     {{"pid", job.record.pid}, {"tmux_session", job.record.tmux_session}, {"cgroup", cgroup}});
+  }
   return job.record;
 }
 
@@ -222,6 +245,24 @@ std::vector<JobRecord> JobSupervisor::ListJobs() {
   std::sort(out.begin(), out.end(),
             [](const JobRecord& a, const JobRecord& b) { return a.created_unix_ms < b.created_unix_ms; });
   return out;
+}
+
+std::vector<GuardedJob> JobSupervisor::RunningJobs() {
+  std::lock_guard lock(mutex_);
+  std::vector<GuardedJob> out;
+  for (auto& [name, job] : jobs_) {
+    if (IsActive(job->record.state)) out.push_back({name, job->record.cgroup, job->record.pgid});
+  }
+  return out;
+}
+
+void JobSupervisor::MarkKilledByGuard(const std::string& name, const std::string& reason) {
+  std::lock_guard lock(mutex_);
+  auto it = jobs_.find(name);
+  if (it == jobs_.end()) return;
+  it->second->record.guard_kill_reason = reason;
+  SaveLocked(it->second->record);
+  wake_.notify_all();  // settle it promptly
 }
 
 Result<LogSource> JobSupervisor::GetLogSource(const std::string& name) {
@@ -280,10 +321,14 @@ void JobSupervisor::RefreshLocked(LiveJob& job) {
   // A job that just ended may have written its last lines after our read.
   if (settled) events_added = ReadNewLogLocked(job) || events_added;
   int64_t now = NowMs();
-  bool offset_moved = job.record.parsed_offset != 0 && now - job.last_save_ms >= kMetricsSaveEveryMs;
+  // Metrics-only progress is saved every few seconds; a log that did not
+  // move is not rewritten (ListJobs refreshes every job).
+  bool offset_moved =
+      job.record.parsed_offset != job.saved_offset && now - job.last_save_ms >= kMetricsSaveEveryMs;
   if (settled || events_added || offset_moved) {
     SaveLocked(job.record);
     job.last_save_ms = now;
+    job.saved_offset = job.record.parsed_offset;
   }
 }
 
@@ -323,6 +368,7 @@ bool JobSupervisor::ReadNewLogLocked(LiveJob& job) {
       break;
     }
     spdlog::info("job '{}': {} at offset {}", r.spec.name, e.kind, e.offset);
+    if (options_.publish) options_.publish(e.kind, r.spec.name, e.message, ToJson(e));
     r.events.push_back({std::move(e), now});
   }
   return !events.empty();
@@ -353,7 +399,10 @@ bool JobSupervisor::SettleIfEndedLocked(LiveJob& job) {
   if (code) {
     r.exit_code = *code;
     if (*code > 128 && *code <= 128 + 64) r.term_signal = *code - 128;
-    if (r.stop_requested) {
+    if (r.guard_kill_reason) {
+      r.state = JobState::kKilledByGuard;
+      r.state_reason = *r.guard_kill_reason;
+    } else if (r.stop_requested) {
       r.state = JobState::kStopped;
       r.state_reason = "stopped by request";
     } else if (*code == 0) {
@@ -364,6 +413,9 @@ bool JobSupervisor::SettleIfEndedLocked(LiveJob& job) {
       r.state_reason = r.term_signal ? "killed by signal " + std::to_string(*r.term_signal)
                                      : "exited " + std::to_string(*code);
     }
+  } else if (r.guard_kill_reason) {
+    r.state = JobState::kKilledByGuard;
+    r.state_reason = *r.guard_kill_reason;
   } else if (r.stop_requested) {
     r.state = JobState::kStopped;
     r.state_reason = "stopped by request";
@@ -373,6 +425,17 @@ bool JobSupervisor::SettleIfEndedLocked(LiveJob& job) {
                      "(killed with SIGKILL, or the host rebooted)";
   }
   spdlog::info("job '{}' {}: {}", r.spec.name, JobStateName(r.state), r.state_reason);
+  if (options_.publish) {
+    nlohmann::json fields = {{"state", JobStateName(r.state)}};
+    fields["exit_code"] = r.exit_code ? nlohmann::json(*r.exit_code) : nlohmann::json(nullptr);
+    options_.publish("job_ended", r.spec.name, std::string(JobStateName(r.state)) + ": " + r.state_reason, fields);
+  }
+  if (options_.cgroups && !r.cgroup.empty()) {
+    // Empty once the job is gone; a straggler keeps it, and the next run reuses it.
+    if (Status s = options_.cgroups->RemoveCgroup(r.cgroup); !s.ok()) {
+      spdlog::debug("job '{}': cgroup {} kept: {}", r.spec.name, r.cgroup, s.message());
+    }
+  }
   return true;
 }
 

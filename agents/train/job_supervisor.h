@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -16,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "agents/sys/cgroup_driver.h"
 #include "agents/sys/clock.h"
 #include "agents/sys/command_runner.h"
 #include "agents/sys/process_control.h"
@@ -37,6 +39,22 @@ struct JobSupervisorOptions {
   std::string container_state_dir = "/var/lib/gpuctl";
   std::string pct = "pct";
   std::chrono::milliseconds monitor_interval{250};
+  // Memory cgroups for jobs: each host job gets PARENT/NAME with a memory
+  // limit. Null: jobs run without a cgroup of their own.
+  sys::CgroupDriver* cgroups = nullptr;
+  std::string cgroup_parent = "/gpuctl";
+  std::optional<uint64_t> default_mem_limit_bytes;
+  // Job events for the agent's event stream (job_started, job_ended and
+  // each event read from a log). Called under the supervisor's lock: must
+  // not block or call back.
+  std::function<void(std::string kind, std::string job, std::string message, nlohmann::json fields)> publish;
+};
+
+// What the memory guard needs to know of a running job.
+struct GuardedJob {
+  std::string name;
+  std::string cgroup;  // empty: none
+  int64_t pgid = 0;
 };
 
 // Where to read a job's log, and whether more can come.
@@ -69,6 +87,12 @@ class JobSupervisor {
   Result<JobRecord> StopJob(const std::string& name, std::chrono::milliseconds grace);
   Result<LogSource> GetLogSource(const std::string& name);
 
+  // Running jobs, for the memory guard to weigh.
+  std::vector<GuardedJob> RunningJobs();
+  // Called by the guard just before it kills the job: when the job's end is
+  // seen, its state becomes killed_by_guard with this reason.
+  void MarkKilledByGuard(const std::string& name, const std::string& reason);
+
  private:
   struct LiveJob {
     JobRecord record;
@@ -76,6 +100,7 @@ class JobSupervisor {
     LogEventParser events;
     std::unique_ptr<MetricsTracker> metrics;
     int64_t last_save_ms = 0;
+    uint64_t saved_offset = 0;  // record.parsed_offset as last saved
     bool event_cap_logged = false;
   };
 

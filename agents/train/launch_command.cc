@@ -3,7 +3,8 @@
 namespace gpuctl::train {
 
 const char* const kJobWrapperScript =
-    "log=$1 status=$2 dir=$3; shift 3\n"
+    "log=$1 status=$2 dir=$3 cgroup=$4; shift 4\n"
+    "if [ -n \"$cgroup\" ]; then echo $$ >\"$cgroup\" || exit 125; fi\n"
     "trap : HUP INT TERM\n"
     "exec 3>&1\n"
     "echo \"gpuctl: output goes to $log\"\n"
@@ -27,7 +28,8 @@ sys::TmuxSessionSpec BuildLaunch(const JobSpec& spec, const LaunchPaths& paths, 
   // also crosses into a container, where pct exec starts from a clean one.
   argv.push_back("env");
   for (const auto& [key, value] : EffectiveEnv(spec)) argv.push_back(key + "=" + value);
-  argv.insert(argv.end(), {"sh", "-c", kJobWrapperScript, "gpuctl-job", paths.log_path, paths.exit_path, spec.cwd});
+  argv.insert(argv.end(), {"sh", "-c", kJobWrapperScript, "gpuctl-job", paths.log_path, paths.exit_path, spec.cwd,
+                            paths.cgroup_procs});
   for (std::string& arg : EffectiveCommand(spec)) argv.push_back(std::move(arg));
   return launch;
 }

@@ -26,9 +26,13 @@ extern const char* const kJobWrapperScript;
 struct LaunchPaths {
   std::string log_path;   // as seen by the job (inside the container for LXC)
   std::string exit_path;  // likewise
+  // The cgroup.procs file the wrapper moves itself into before the job
+  // starts, so every process of the job is in the job's cgroup from birth.
+  // Empty: no cgroup of its own.
+  std::string cgroup_procs;
 };
 
-// env K=V... sh -c WRAPPER gpuctl-job LOG EXIT CWD ARGV...; for a container,
+// env K=V... sh -c WRAPPER gpuctl-job LOG EXIT CWD CGROUP_PROCS ARGV...; for a container,
 // the same behind `pct exec VMID --`.
 sys::TmuxSessionSpec BuildLaunch(const JobSpec& spec, const LaunchPaths& paths, const std::string& pct = "pct");
 

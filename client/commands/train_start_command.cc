@@ -86,6 +86,9 @@ void AddTrainStartCommand(CLI::App& train, CommandContext& context) {
   cmd->add_option("--container", flags->container,
                   "Proxmox LXC VMID to run the job in (the agent on the host runs it via pct); default: the host")
       ->type_name("VMID");
+  cmd->add_option("--mem-limit", flags->mem_limit,
+                  "Memory limit of the job's cgroup, e.g. 64G (default: the guard domain's total less half the reserve)")
+      ->type_name("SIZE");
   cmd->add_option("command", flags->command, "After '--': the command to run and its arguments, verbatim")
       ->type_name("COMMAND");
   cmd->callback([&context, flags] { RunStart(context, *flags); });

@@ -85,9 +85,17 @@ Status LoadConfigFile(const std::string& path, DaemonConfig& config) {
       else if (key == "tmux_socket") config.tmux_socket = value.get<std::string>();
       else if (key == "pct") config.pct = value.get<std::string>();
       else if (key == "lxc_rootfs") config.lxc_rootfs = value.get<std::string>();
+      else if (key == "guard") config.guard = value.get<bool>();
+      else if (key == "guard_domain") config.guard_domain = value.get<std::string>();
+      else if (key == "guard_reserve") config.guard_reserve = value.get<std::string>();
+      else if (key == "guard_unmanaged") config.guard_unmanaged = value.get<bool>();
+      else if (key == "guard_protect") config.guard_protect = value.get<std::vector<std::string>>();
+      else if (key == "cgroup_parent") config.cgroup_parent = value.get<std::string>();
+      else if (key == "lock_memory") config.lock_memory = value.get<bool>();
       else {
         return InvalidArgument("config file " + path + ": unknown key '" + key +
-                               "' (known: listen, state_dir, log_level, nvml_library, nvidia_smi, gpu_max_age_ms, tmux_socket, pct, lxc_rootfs)");
+                               "' (known: listen, state_dir, log_level, nvml_library, nvidia_smi, gpu_max_age_ms, tmux_socket, pct, lxc_rootfs, guard, guard_domain, guard_reserve, guard_unmanaged, "
+                               "guard_protect, cgroup_parent, lock_memory)");
       }
     }
   } catch (const nlohmann::json::exception& e) {
@@ -114,6 +122,9 @@ Status Validate(const DaemonConfig& config) {
       config.tmux_socket.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
           std::string::npos) {
     return InvalidArgument("--tmux-socket must be a plain name from [A-Za-z0-9._-], got '" + config.tmux_socket + "'");
+  }
+  if (!config.cgroup_parent.empty() && config.cgroup_parent.front() != '/') {
+    return InvalidArgument("--cgroup-parent must start with '/', e.g. /gpuctl");
   }
   if (config.lxc_rootfs.empty() || config.lxc_rootfs.front() != '/') {
     return InvalidArgument("--lxc-rootfs must be an absolute path template, e.g. /var/lib/lxc/{vmid}/rootfs");

@@ -43,6 +43,17 @@ struct DaemonConfig {
   // from the host ({vmid} is replaced).
   std::string pct = "pct";
   std::string lxc_rootfs = "/var/lib/lxc/{vmid}/rootfs";
+
+  // Memory guard (see README, "The memory guard").
+  bool guard = true;
+  std::string guard_domain = "host";  // or cgroup:PATH
+  std::string guard_reserve;          // a size; empty: max(1 GiB, 3% of RAM)
+  bool guard_unmanaged = false;
+  std::vector<std::string> guard_protect = {"sshd", "sshd-session"};
+  // Where jobs' memory cgroups go; empty: /gpuctl, or PATH/gpuctl under a
+  // cgroup:PATH domain.
+  std::string cgroup_parent;
+  bool lock_memory = true;  // mlockall the agent
 };
 
 // Reads a JSON config file: keys as in DaemonConfig ("listen" is a list).

@@ -17,6 +17,9 @@ Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
   std::string config_file;
   std::vector<std::string> listen;
   std::string state_dir, log_level, nvml_library, nvidia_smi, tmux_socket, pct, lxc_rootfs;
+  std::string guard, guard_domain, guard_reserve, cgroup_parent;
+  std::vector<std::string> guard_protect;
+  bool guard_unmanaged = false, no_lock_memory = false;
   app.add_option("--config", config_file, "JSON config file; flags override its values")
       ->check(CLI::ExistingFile);
   app.add_option("--listen", listen,
@@ -33,10 +36,23 @@ Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
   app.add_option("--lxc-rootfs", lxc_rootfs,
                  "Where an LXC container's root filesystem is seen from the host (default /var/lib/lxc/{vmid}/rootfs)");
 
+  app.add_option("--guard", guard, "Memory guard: on or off (default on)")->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--guard-domain", guard_domain,
+                 "What the guard watches: host (MemAvailable) or cgroup:PATH (that cgroup's usage\n"
+                 "against its limit, e.g. an LXC container's cgroup)");
+  app.add_option("--guard-reserve", guard_reserve,
+                 "Kill line: available memory kept free (e.g. 2G; default max(1 GiB, 3% of RAM))");
+  app.add_flag("--guard-unmanaged", guard_unmanaged,
+               "Also kill processes the agent did not start (by oom_score) when no job is left to kill");
+  app.add_option("--guard-protect", guard_protect,
+                 "Process names never killed and given a low oom_score_adj (repeatable; default sshd, sshd-session)");
+  app.add_option("--cgroup-parent", cgroup_parent, "Memory cgroup under which each job gets its own (default /gpuctl)");
+  app.add_flag("--no-lock-memory", no_lock_memory, "Do not mlockall the agent (for tests without CAP_IPC_LOCK)");
+
   // A flag given twice takes its last value, as most daemons do (--listen,
   // a list, keeps them all).
   for (const char* name : {"--config", "--state-dir", "--log-level", "--nvml-library", "--nvidia-smi", "--tmux-socket", "--pct",
-                           "--lxc-rootfs"}) {
+                           "--lxc-rootfs", "--guard", "--guard-domain", "--guard-reserve", "--cgroup-parent"}) {
     app.get_option(name)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
   try {
@@ -63,6 +79,13 @@ Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
   if (!tmux_socket.empty()) config.tmux_socket = tmux_socket;
   if (!pct.empty()) config.pct = pct;
   if (!lxc_rootfs.empty()) config.lxc_rootfs = lxc_rootfs;
+  if (!guard.empty()) config.guard = guard == "on";
+  if (!guard_domain.empty()) config.guard_domain = guard_domain;
+  if (!guard_reserve.empty()) config.guard_reserve = guard_reserve;
+  if (guard_unmanaged) config.guard_unmanaged = true;
+  if (!guard_protect.empty()) config.guard_protect = guard_protect;
+  if (!cgroup_parent.empty()) config.cgroup_parent = cgroup_parent;
+  if (no_lock_memory) config.lock_memory = false;
   if (Status s = Validate(config); !s.ok()) return s;
   return outcome;
 }

@@ -4,6 +4,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "agents/events/event_log.h"
 #include "agents/health/health_sampler.h"
 #include "agents/train/job_supervisor.h"
 #include "daemon/service/health_watch.h"
@@ -15,7 +16,7 @@ namespace gpuctl::daemon {
 class AgentService final : public v1::Agent::CallbackService {
  public:
   AgentService(health::HealthSampler& sampler, HealthWatchHub& health_hub, train::JobSupervisor& jobs,
-               WorkQueue& slow_calls);
+               WorkQueue& slow_calls, events::EventLog& events);
 
   grpc::ServerUnaryReactor* GetHealth(grpc::CallbackServerContext* context,
                                       const v1::GetHealthRequest* request,
@@ -35,11 +36,16 @@ class AgentService final : public v1::Agent::CallbackService {
   grpc::ServerWriteReactor<v1::LogChunk>* StreamLogs(grpc::CallbackServerContext* context,
                                                       const v1::StreamLogsRequest* request) override;
 
+  // Events (event_handlers.cc).
+  grpc::ServerWriteReactor<v1::AgentEvent>* WatchEvents(grpc::CallbackServerContext* context,
+                                                        const v1::WatchEventsRequest* request) override;
+
  private:
   health::HealthSampler& sampler_;
   HealthWatchHub& health_hub_;
   train::JobSupervisor& jobs_;
   WorkQueue& slow_calls_;
+  events::EventLog& events_;
 };
 
 // A health sample on the wire; the hub and GetHealth share it.

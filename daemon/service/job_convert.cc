@@ -27,6 +27,7 @@ void ToProto(const train::JobSpec& in, v1::JobSpec& out) {
   out.set_cwd(in.cwd);
   out.set_gpus(in.gpus);
   out.set_container(in.container);
+  if (in.mem_limit_bytes) out.set_mem_limit_bytes(*in.mem_limit_bytes);
 }
 
 void ToProto(const train::Throughput& in, v1::Throughput& out) {
@@ -76,6 +77,7 @@ train::JobSpec FromProto(const v1::JobSpec& in) {
   out.cwd = in.cwd();
   out.gpus = in.gpus();
   out.container = in.container();
+  if (in.has_mem_limit_bytes()) out.mem_limit_bytes = in.mem_limit_bytes();
   return out;
 }
 

@@ -27,7 +27,8 @@ class FakeCommandRunner final : public sys::CommandRunner {
     if (!argv.empty()) {
       if (auto it = by_program_.find(argv[0]); it != by_program_.end()) return it->second;
     }
-    return NotFound("'" + (argv.empty() ? std::string() : argv[0]) + "' not found (FakeCommandRunner has no script for it)");
+    return NotFound("'" + (argv.empty() ? std::string() : argv[0]) +
+                    "' not found (FakeCommandRunner has no script for it)");
   }
 
   // What running exactly `argv` gives.

@@ -16,8 +16,14 @@ void AgentFixture::StartAgent(std::vector<std::string> extra, std::map<std::stri
   std::vector<std::string> argv = {BinaryPath("gpuctld"), "--state-dir", StateDir(),
                                    "--nvml-library", dir_.path() + "/no-nvml.so",
                                    "--nvidia-smi", dir_.path() + "/no-nvidia-smi"};
-  bool has_listen = false;
-  for (const std::string& a : extra) has_listen = has_listen || a == "--listen";
+  bool has_listen = false, has_guard = false;
+  for (const std::string& a : extra) {
+    has_listen = has_listen || a == "--listen";
+    has_guard = has_guard || a == "--guard";
+  }
+  // The guard creates memory cgroups; tests that do not ask for it keep the
+  // host's cgroup tree untouched.
+  if (!has_guard) argv.insert(argv.end(), {"--guard", "off"});
   if (!has_listen) {
     argv.push_back("--listen");
     argv.push_back(UnixAddress());

@@ -1,8 +1,10 @@
 #include "tests/integration/train_fixture.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -13,11 +15,36 @@ void TrainFixture::SetUp() {
   tmux_socket_ = "gpuctl-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
 }
 
-void TrainFixture::TearDown() { RunProgram({"tmux", "-L", tmux_socket_, "kill-server"}); }
+void TrainFixture::TearDown() {
+  RunProgram({"tmux", "-L", tmux_socket_, "kill-server"});
+  // The test's cgroup parent and its job cgroups (v1 memory or v2 mounts).
+  for (const std::string root : {"/sys/fs/cgroup/memory/", "/sys/fs/cgroup/"}) {
+    std::string parent = root + tmux_socket_;
+    std::error_code ec;
+    if (!std::filesystem::exists(parent, ec)) continue;
+    WaitUntil([&] {
+      for (const auto& entry : std::filesystem::directory_iterator(parent, ec)) {
+        if (!entry.is_directory()) continue;
+        // Jobs a test left running (their wrapper outlives tmux by design).
+        std::ifstream procs(entry.path() / "cgroup.procs");
+        for (pid_t pid = 0; procs >> pid;) kill(pid, SIGKILL);
+        rmdir(entry.path().c_str());
+      }
+      return rmdir(parent.c_str()) == 0;
+    }, std::chrono::seconds(5));
+  }
+}
 
 std::vector<std::string> TrainFixture::AgentFlags() const {
-  return {"--tmux-socket", tmux_socket_, "--pct", std::string(GPUCTL_SOURCE_DIR) + "/tests/fakes/bin/pct",
-          "--lxc-rootfs", dir_.path() + "/lxc/{vmid}/rootfs"};
+  std::vector<std::string> flags = {"--tmux-socket", tmux_socket_, "--pct",
+                                    std::string(GPUCTL_SOURCE_DIR) + "/tests/fakes/bin/pct", "--lxc-rootfs",
+                                    dir_.path() + "/lxc/{vmid}/rootfs"};
+  // As root, jobs run in memory cgroups of their own under a parent unique
+  // to this test (removed in TearDown); elsewhere without cgroups.
+  if (geteuid() == 0) {
+    flags.insert(flags.end(), {"--guard", "on", "--cgroup-parent", "/" + tmux_socket_});
+  }
+  return flags;
 }
 
 std::map<std::string, std::string> TrainFixture::AgentEnv() const {

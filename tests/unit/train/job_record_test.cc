@@ -55,6 +55,7 @@ JobRecord FullRecord() {
   r.spec.cwd = "/srv";
   r.spec.gpus = "0,1";
   r.spec.container = "200";
+  r.spec.mem_limit_bytes = 64ull << 30;
   r.state = JobState::kFailed;
   r.state_reason = "exited 1";
   r.exit_code = 1;
@@ -68,6 +69,8 @@ JobRecord FullRecord() {
   r.ended_unix_ms = 1735689700000;
   r.restart_count = 2;
   r.stop_requested = true;
+  r.guard_kill_reason = "host memory low: 1.2 GiB available";
+  r.cgroup = "/gpuctl/dflash-768";
   r.log_path = "/var/lib/gpuctl/jobs/dflash-768/output.log";
   r.exit_path = "/var/lib/gpuctl/jobs/dflash-768/exit_status";
   r.log_bytes = 12345;
@@ -129,6 +132,7 @@ TEST(JobRecordJson, FullRecordRoundTrips) {
   EXPECT_EQ(out.spec.cwd, in.spec.cwd);
   EXPECT_EQ(out.spec.gpus, in.spec.gpus);
   EXPECT_EQ(out.spec.container, in.spec.container);
+  EXPECT_EQ(out.spec.mem_limit_bytes, 64ull << 30);
 
   EXPECT_EQ(out.state, JobState::kFailed);
   EXPECT_EQ(out.state_reason, in.state_reason);
@@ -143,6 +147,8 @@ TEST(JobRecordJson, FullRecordRoundTrips) {
   EXPECT_EQ(out.ended_unix_ms, in.ended_unix_ms);
   EXPECT_EQ(out.restart_count, 2u);
   EXPECT_TRUE(out.stop_requested);
+  EXPECT_EQ(out.guard_kill_reason, in.guard_kill_reason);
+  EXPECT_EQ(out.cgroup, in.cgroup);
   EXPECT_EQ(out.log_path, in.log_path);
   EXPECT_EQ(out.exit_path, in.exit_path);
   EXPECT_EQ(out.log_bytes, 12345u);
@@ -237,6 +243,9 @@ TEST(JobRecordJson, MissingOptionalFieldsTakeTheirDefaults) {
   EXPECT_EQ(r->pid, 0);
   EXPECT_EQ(r->restart_count, 0u);
   EXPECT_FALSE(r->stop_requested);
+  EXPECT_EQ(r->guard_kill_reason, std::nullopt);
+  EXPECT_EQ(r->cgroup, "");
+  EXPECT_EQ(r->spec.mem_limit_bytes, std::nullopt);
   EXPECT_EQ(r->parsed_offset, 0u);
   EXPECT_EQ(r->metrics.step, std::nullopt);
   EXPECT_EQ(r->metrics.loss, std::nullopt);

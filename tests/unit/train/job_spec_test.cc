@@ -44,7 +44,8 @@ TEST(ValidateJobSpec, AcceptsAGoodSpec) {
 }
 
 TEST(ValidateJobName, AcceptsNameCharactersUpTo64) {
-  for (const std::string& name : std::vector<std::string>{"a", "dflash-768", "run_2.v1", "A.B-c_9", std::string(64, 'x'), "..."}) {
+  const std::vector<std::string> names = {"a", "dflash-768", "run_2.v1", "A.B-c_9", std::string(64, 'x'), "..."};
+  for (const std::string& name : names) {
     EXPECT_TRUE(ValidateJobName(name).ok()) << name;
   }
 }

@@ -32,14 +32,22 @@ JobSpec Spec() {
   return spec;
 }
 
-const LaunchPaths kPaths{"/state/jobs/j1/output.log", "/state/jobs/j1/exit_status"};
+LaunchPaths Paths(std::string log, std::string exit, std::string cgroup_procs = "") {
+  LaunchPaths paths;
+  paths.log_path = std::move(log);
+  paths.exit_path = std::move(exit);
+  paths.cgroup_procs = std::move(cgroup_procs);
+  return paths;
+}
+
+const LaunchPaths kPaths = Paths("/state/jobs/j1/output.log", "/state/jobs/j1/exit_status");
 
 TEST(BuildLaunch, HostArgv) {
   sys::TmuxSessionSpec launch = BuildLaunch(Spec(), kPaths);
   EXPECT_EQ(launch.session, "gpuctl-j1");
   EXPECT_EQ(launch.argv, (Argv{"env", "CUDA_VISIBLE_DEVICES=0", "GPUCTL_ANCHORS=64", "GPUCTL_JOB=j1",
                                "PYTHONUNBUFFERED=1", "sh", "-c", kJobWrapperScript, "gpuctl-job",
-                               "/state/jobs/j1/output.log", "/state/jobs/j1/exit_status", "/srv", "python",
+                               "/state/jobs/j1/output.log", "/state/jobs/j1/exit_status", "/srv", "", "python",
                                "train.py", "--max-anchors", "64"}));
   // The environment travels in argv (so it crosses into containers) and the
   // wrapper enters the cwd itself: tmux gets neither.
@@ -54,22 +62,31 @@ TEST(BuildLaunch, EmptyCwdIsPassedAsAnEmptyArgument) {
   spec.gpus.clear();
   EXPECT_EQ(BuildLaunch(spec, kPaths).argv,
             (Argv{"env", "GPUCTL_JOB=j1", "PYTHONUNBUFFERED=1", "sh", "-c", kJobWrapperScript, "gpuctl-job",
-                  "/state/jobs/j1/output.log", "/state/jobs/j1/exit_status", "", "python", "train.py"}));
+                  "/state/jobs/j1/output.log", "/state/jobs/j1/exit_status", "", "", "python", "train.py"}));
 }
 
 TEST(BuildLaunch, ContainerArgvGoesThroughPctExec) {
   JobSpec spec = Spec();
   spec.container = "200";
   spec.command = {"python", "train.py", "a b;$(touch pwned)'\""};
-  LaunchPaths inside{"/var/lib/gpuctl/jobs/j1/output.log", "/var/lib/gpuctl/jobs/j1/exit_status"};
+  LaunchPaths inside = Paths("/var/lib/gpuctl/jobs/j1/output.log", "/var/lib/gpuctl/jobs/j1/exit_status");
   sys::TmuxSessionSpec launch = BuildLaunch(spec, inside, "/usr/sbin/pct");
   EXPECT_EQ(launch.session, "gpuctl-j1");
   EXPECT_EQ(launch.argv,
             (Argv{"/usr/sbin/pct", "exec", "200", "--", "env", "CUDA_VISIBLE_DEVICES=0", "GPUCTL_ANCHORS=64",
                   "GPUCTL_JOB=j1", "PYTHONUNBUFFERED=1", "sh", "-c", kJobWrapperScript, "gpuctl-job",
-                  "/var/lib/gpuctl/jobs/j1/output.log", "/var/lib/gpuctl/jobs/j1/exit_status", "/srv", "python",
+                  "/var/lib/gpuctl/jobs/j1/output.log", "/var/lib/gpuctl/jobs/j1/exit_status", "/srv", "", "python",
                   "train.py", "a b;$(touch pwned)'\"", "--max-anchors", "64"}));
   EXPECT_EQ(BuildLaunch(spec, inside).argv.front(), "pct");
+}
+
+TEST(BuildLaunch, CgroupProcsFollowsTheCwd) {
+  sys::TmuxSessionSpec launch =
+      BuildLaunch(Spec(), Paths("/l", "/e", "/sys/fs/cgroup/gpuctl/j1/cgroup.procs"));
+  auto c = std::find(launch.argv.begin(), launch.argv.end(), "gpuctl-job");
+  ASSERT_NE(c, launch.argv.end());
+  EXPECT_EQ(Argv(c, launch.argv.end()), (Argv{"gpuctl-job", "/l", "/e", "/srv", "/sys/fs/cgroup/gpuctl/j1/cgroup.procs",
+                                              "python", "train.py", "--max-anchors", "64"}));
 }
 
 TEST(BuildLaunch, UserInputNeverEntersTheScript) {
@@ -100,11 +117,13 @@ class JobWrapperTest : public ::testing::Test {
     spec.env = {{"MY_VALUE", "x y $(z)"}};
     sys::RunOptions options;
     options.timeout = std::chrono::seconds(20);
-    Result<sys::CommandOutput> out = runner_->Run(BuildLaunch(spec, {log_, exit_}).argv, options);
+    Result<sys::CommandOutput> out =
+        runner_->Run(BuildLaunch(spec, Paths(log_, exit_, cgroup_procs_)).argv, options);
     EXPECT_TRUE(out.ok()) << out.status().message();
     return out.ok() ? *out : sys::CommandOutput{};
   }
 
+  static std::string ReadAll(const std::string& path) { return Read(path); }
   static std::string Read(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     std::stringstream ss;
@@ -115,6 +134,7 @@ class JobWrapperTest : public ::testing::Test {
   TempDir dir_;
   std::string log_;
   std::string exit_;
+  std::string cgroup_procs_;
   std::unique_ptr<sys::CommandRunner> runner_ = sys::MakeSubprocessRunner();
 };
 
@@ -155,6 +175,19 @@ TEST_F(JobWrapperTest, ProgramGetsDefaultSigtermDisposition) {
   Launch({"/bin/sh", "-c", "kill -s TERM $$; echo survived"});
   EXPECT_EQ(Read(exit_), "143\n");
   EXPECT_EQ(Read(log_).find("survived"), std::string::npos);
+}
+
+TEST_F(JobWrapperTest, WrapperJoinsTheCgroupBeforeTheProgramStarts) {
+  // A plain file stands in for cgroup.procs: the wrapper writes its own pid,
+  // which the program (its child) inherits the cgroup from.
+  cgroup_procs_ = dir_.path() + "/cgroup.procs";
+  dir_.WriteFile("cgroup.procs", "");
+  Launch({"/bin/sh", "-c", "echo \"parent $PPID\""});
+  std::string procs = ReadAll(cgroup_procs_);
+  ASSERT_FALSE(procs.empty());
+  EXPECT_EQ(procs.back(), '\n');
+  EXPECT_EQ(Read(log_), "parent " + procs);
+  EXPECT_EQ(Read(exit_), "0\n");
 }
 
 TEST_F(JobWrapperTest, BadCwdRecords126AndRunsNothing) {

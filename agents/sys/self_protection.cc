@@ -1,0 +1,50 @@
+#include "agents/sys/self_protection.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#ifndef MCL_ONFAULT
+#define MCL_ONFAULT 4
+#endif
+
+namespace gpuctl::sys {
+
+int64_t SelfPid() { return static_cast<int64_t>(::getpid()); }
+
+void WarmStack(size_t bytes) {
+  // A fixed buffer per frame, touched a page at a time, recursing for more.
+  constexpr size_t kChunk = 16 * 1024;
+  volatile char buffer[kChunk];
+  unsigned sum = 0;
+  for (size_t i = 0; i < kChunk; i += 4096) {
+    buffer[i] = static_cast<char>(i);
+    sum += static_cast<unsigned char>(buffer[i]);
+  }
+  if (bytes > kChunk && sum != 1) WarmStack(bytes - kChunk);
+}
+
+Status LockAllMemory() {
+  if (::mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) != 0) {
+    return ErrnoError("mlockall (the agent's memory is not locked; run as root or raise LimitMEMLOCK)", errno);
+  }
+  return Status::Ok();
+}
+
+Status SetOomScoreAdj(const HostFs& fs, int64_t pid, int adj) {
+  std::string path = fs.Path("proc/" + std::to_string(pid) + "/oom_score_adj");
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("cannot open " + path, errno);
+  std::string value = std::to_string(adj);
+  ssize_t n = ::write(fd, value.data(), value.size());
+  int err = errno;
+  ::close(fd);
+  if (n < 0) return ErrnoError("cannot write " + path, err);
+  return Status::Ok();
+}
+
+}  // namespace gpuctl::sys

@@ -1,0 +1,82 @@
+#include "client/commands/events_command.h"
+
+#include <limits>
+#include <memory>
+#include <ostream>
+#include <thread>
+
+#include "client/commands/command_context.h"
+#include "client/output/event_json.h"
+#include "client/output/event_text.h"
+#include "client/resuming_event_stream.h"
+
+namespace gpuctl::client {
+namespace {
+
+struct EventsFlags {
+  bool follow = false;
+  uint64_t after = 0;
+};
+
+void RunEvents(CommandContext& ctx, const EventsFlags& flags) {
+  auto agent = ctx.ConnectAgent();
+  if (!agent.ok()) return ctx.Fail(agent.status());
+  AgentClient& client = **agent;
+
+  EventStreamOptions options;
+  options.request.set_after_seq(flags.after);
+  options.request.set_follow(flags.follow);
+  options.reconnect = flags.follow;
+  options.agent_address = client.address();
+
+  EventStreamSeams seams;
+  seams.stream = [&client](const v1::WatchEventsRequest& request, const EventStreamSeams::EventSink& sink) {
+    return client.WatchEvents(request, sink);
+  };
+  // A WatchEvents that asks for nothing: cheap, and it tests the call we need.
+  seams.probe = [&client] {
+    v1::WatchEventsRequest nothing;
+    nothing.set_after_seq(std::numeric_limits<uint64_t>::max());
+    return client.WatchEvents(nothing, [](const v1::AgentEvent&) { return true; });
+  };
+  seams.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
+  seams.now = [] { return std::chrono::steady_clock::now(); };
+
+  std::ostream& out = ctx.console.out;
+  const bool json = ctx.global.format() == OutputFormat::kJson;
+  auto write = [&out, json](const v1::AgentEvent& event) {
+    if (json) {
+      out << AgentEventToJson(event).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    } else {
+      out << AgentEventToText(event);
+    }
+    out.flush();  // a reader (| jq, | grep) waits on each event
+    return static_cast<bool>(out);  // stop when stdout is gone (| head)
+  };
+  auto note = [&ctx](const std::string& line) { ctx.console.err << line << "\n" << std::flush; };
+  Status s = WatchEventsResuming(options, seams, write, note);
+  if (!s.ok()) ctx.Fail(s);
+}
+
+}  // namespace
+
+void AddEventsCommand(CLI::App& app, CommandContext& context) {
+  auto flags = std::make_shared<EventsFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "events", "Show the agent's events: guard kills and warnings, job events");
+  cmd->footer(
+      "Prints the events the agent still keeps (its last 1000), oldest first, one per line: local time, kind, "
+      "job (or -), message. -o json prints one JSON object per line: seq, time_unix_ms, kind, job (null: "
+      "none), message, fields.\n"
+      "With -f, keeps printing new events until interrupted; if the agent restarts or the connection drops, "
+      "reconnects for up to 2 minutes and shows the new agent's events from its oldest kept one (event "
+      "numbers restart with each agent run). A reader that falls behind gets an events_dropped event "
+      "saying how many it missed.\n"
+      "Exit 0 ok, 1 the agent reported an error, 3 the agent cannot be reached.");
+  cmd->add_flag("-f,--follow", flags->follow, "Keep printing new events as they happen");
+  cmd->add_option("--after", flags->after, "Only events numbered above SEQ (the seq of the last one you saw)")
+      ->type_name("SEQ");
+  cmd->callback([&context, flags] { RunEvents(context, *flags); });
+}
+
+}  // namespace gpuctl::client

@@ -1,0 +1,48 @@
+// Builds the memory guard from the daemon's config, checking everything a
+// user can get wrong at start (a reserve larger than RAM, an unknown domain
+// cgroup, a job cgroup that cannot be created) instead of at kill time.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "agents/guard/memory_guard.h"
+#include "agents/sys/cgroup_driver.h"
+#include "agents/sys/host_fs.h"
+#include "agents/train/job_supervisor.h"
+#include "common/status.h"
+#include "daemon/config/daemon_config.h"
+
+namespace gpuctl::daemon {
+
+struct GuardPlan {
+  guard::GuardConfig config;
+  uint64_t domain_total_bytes = 0;
+  // For the job supervisor: where job cgroups go and their default limit.
+  // cgroup_parent empty: jobs run without cgroups (none could be made).
+  std::string job_cgroup_parent;
+  uint64_t default_job_limit_bytes = 0;
+};
+
+// Errors are the user's (kInvalidArgument, exit 2) or the host's
+// (kFailedPrecondition): both refuse the start with a message.
+Result<GuardPlan> PlanGuard(const DaemonConfig& config, const sys::HostFs& fs, sys::CgroupDriver* cgroups);
+
+// The job supervisor as the guard sees it.
+class JobsForGuard final : public guard::GuardedWork {
+ public:
+  explicit JobsForGuard(train::JobSupervisor& jobs) : jobs_(jobs) {}
+  std::vector<guard::GuardedWorkItem> Running() override;
+  void WillKill(const std::string& name, const std::string& reason) override;
+
+ private:
+  train::JobSupervisor& jobs_;
+};
+
+// The kernel event the guard wakes on: a PSI trigger for the host or a v2
+// cgroup, a usage threshold for a v1 cgroup. Null when the kernel offers none
+// (the guard then polls).
+std::unique_ptr<sys::MemoryPressureWaiter> MakePressureWaiter(const GuardPlan& plan, const sys::HostFs& fs,
+                                                              sys::CgroupDriver* cgroups);
+
+}  // namespace gpuctl::daemon
