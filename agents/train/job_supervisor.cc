@@ -260,9 +260,9 @@ void JobSupervisor::MarkKilledByGuard(const std::string& name, const std::string
   std::lock_guard lock(mutex_);
   auto it = jobs_.find(name);
   if (it == jobs_.end()) return;
+  // Memory only: the guard kills right after this, and an fsync here would
+  // sit between the line and the kill. Settling the job saves it.
   it->second->record.guard_kill_reason = reason;
-  SaveLocked(it->second->record);
-  wake_.notify_all();  // settle it promptly
 }
 
 Result<LogSource> JobSupervisor::GetLogSource(const std::string& name) {

@@ -45,9 +45,12 @@ class BenchJobs {
   // StartJob; returns the job's log path. Throws on error.
   std::string Start(const std::string& name, const std::vector<std::string>& command);
   std::string LogPath(const std::string& name);
+  // "succeeded, exit 0, 12345 log bytes" for the report.
+  std::string Outcome(const std::string& name);
   // Waits until the job has ended and the agent is idle again (its monitor
-  // has parsed the log), so one run's leftovers do not load the next.
-  void WaitSettled(const std::string& name, pid_t agent_pid);
+  // has parsed the log), so one run's leftovers do not load the next; gives
+  // up after about 5 minutes. Returns the seconds it waited.
+  double WaitSettled(const std::string& name, pid_t agent_pid);
 
  private:
   v1::Job Get(const std::string& name);

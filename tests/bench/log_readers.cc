@@ -24,6 +24,10 @@ void Arrivals::Feed(std::string_view data, int64_t now_ns) {
     }
     partial_.erase(0, start);
   }
+  if (first_ns_.load() == 0) {
+    first_bytes_ = data.size();
+    first_ns_ = now_ns;
+  }
   uint64_t total = bytes_.fetch_add(data.size()) + data.size();
   if (total >= expect_ && complete_ns_.load() == 0) complete_ns_ = now_ns;
 }
@@ -58,7 +62,13 @@ class StreamLogsReader final : public LogReader {
     if (!thread_.joinable()) return result_;
     thread_.join();
     grpc::Status status = reader_->Finish();
-    result_ = status.ok() ? "stream ended" : "stream: " + status.error_message();
+    if (status.ok()) {
+      result_ = "stream ended";
+    } else if (status.error_code() == grpc::StatusCode::CANCELLED && arrivals_.complete()) {
+      result_ = "cancelled after the last byte";
+    } else {
+      result_ = "stream: " + status.error_message();
+    }
     return result_;
   }
 

@@ -33,6 +33,8 @@ class Arrivals {
   uint64_t expected() const { return expect_; }
   bool ready() const;  // the writer's ready line has arrived
   bool complete() const { return bytes() >= expect_; }
+  int64_t first_ns() const { return first_ns_.load(); }        // 0 until a byte came
+  uint64_t first_bytes() const { return first_bytes_.load(); }  // what that first read brought
   int64_t complete_ns() const { return complete_ns_.load(); }  // 0 until complete
   const std::vector<double>& latency_ms() const { return latency_ms_; }
 
@@ -40,6 +42,8 @@ class Arrivals {
   const uint64_t expect_;
   const bool stamped_;
   std::atomic<uint64_t> bytes_{0};
+  std::atomic<uint64_t> first_bytes_{0};
+  std::atomic<int64_t> first_ns_{0};
   std::atomic<int64_t> complete_ns_{0};
   std::string partial_;
   std::vector<double> latency_ms_;

@@ -7,8 +7,10 @@
 #
 # Builds gpuctld and gpuctl in /tmp/gpuctl-gpu-build unless a prebuilt build
 # dir is given ($1 or GPUCTL_BUILD_DIR); starts gpuctld on a temp socket; runs
-# `gpuctl -o json health`; compares each GPU with nvidia-smi. Outputs and
-# summary.txt (PASS/FAIL per check) go to $OUT (default /tmp/gpuctl-gpu-out).
+# `gpuctl -o json health`; compares each GPU with nvidia-smi; runs a PyTorch
+# job that allocates until CUDA OOM and checks what gpuctl reports about it.
+# Outputs and summary.txt (PASS/FAIL/SKIP per check) go to $OUT (default
+# /tmp/gpuctl-gpu-out).
 # Exit: 0 all passed, 1 a check failed, 2 could not run.
 #
 # Environment (for dry runs without a GPU):
@@ -16,10 +18,13 @@
 #   NVIDIA_SMI           nvidia-smi to compare with (default: from PATH)
 #   GPUCTL_GPU_DRY_RUN=1 stand-ins: compare only the GPUs nvidia-smi lists and
 #                        skip the GPU count (the fake NVML has 2 GPUs, the capture 1)
+#   GPUCTL_GPU_OOM_SCRIPT=EXECUTABLE  the OOM job runs this instead of
+#                        python3 tests/gpu/oom_probe.py (and needs no torch)
 # Dry run here:
 #   GPUCTL_GPU_DRY_RUN=1 FAKE_NVML_SCENARIO=two_gpus \
 #   GPUCTL_NVML_LIBRARY=$PWD/build/tests/fake_nvml/libnvidia-ml.so.1 \
-#   NVIDIA_SMI=$PWD/tests/fakes/bin/nvidia-smi tests/gpu/run.sh build
+#   NVIDIA_SMI=$PWD/tests/fakes/bin/nvidia-smi \
+#   GPUCTL_GPU_OOM_SCRIPT=$PWD/tests/gpu/fake_oom_probe.sh tests/gpu/run.sh build
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -58,15 +63,19 @@ command -v "$smi" >/dev/null || die "nvidia-smi not found (set NVIDIA_SMI=PATH)"
 # --- start gpuctld on a temp socket -------------------------------------------
 tmp=$(mktemp -d /tmp/gpuctl-gpu.XXXXXX) || die "mktemp failed"
 agent_pid=""
+tmux_socket=gpuctl-gpu-check-$$  # the jobs' tmux server, ours alone
 # shellcheck disable=SC2317  # called by the EXIT trap
 cleanup() {
   if [[ -n $agent_pid ]]; then kill "$agent_pid" 2>/dev/null; wait "$agent_pid" 2>/dev/null; fi
+  tmux -L "$tmux_socket" kill-server 2>/dev/null
+  rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$tmux_socket"  # tmux 3.3 leaves it behind
   cp -f "$tmp/gpuctld.log" "$OUT/gpuctld.log" 2>/dev/null
   rm -rf "$tmp"
 }
 trap cleanup EXIT
 address=unix:$tmp/gpuctl.sock
-args=(--listen "$address" --state-dir "$tmp/state" --nvidia-smi "$(command -v "$smi")")
+args=(--listen "$address" --state-dir "$tmp/state" --nvidia-smi "$(command -v "$smi")"
+      --tmux-socket "$tmux_socket")
 [[ -n ${GPUCTL_NVML_LIBRARY:-} ]] && args+=(--nvml-library "$GPUCTL_NVML_LIBRARY")
 "$gpuctld" "${args[@]}" >"$tmp/gpuctld.log" 2>&1 &
 agent_pid=$!
@@ -127,12 +136,87 @@ sys.exit(0 if all(results) else 1)
 EOF
 status=$?
 
-# --- training OOM check: added by the training-jobs issue -----------------------
-# Placeholder. It will start a PyTorch job that allocates past the H200's memory
-# through gpuctl (job start), wait for it to fail, and check that gpuctl reports
-# the CUDA OOM (and the agent and host stay up). Write its outputs under $OUT,
-# append its PASS/FAIL lines to $OUT/summary.txt and fold its result into
-# $status.
+# --- training OOM check ---------------------------------------------------------
+# A PyTorch job allocates 16 GiB blocks on GPU 0 until torch.OutOfMemoryError;
+# gpuctl must report a cuda_oom event that agrees with NVML, stay up, and
+# refuse a bad --alloc-conf before starting anything.
+cli() { "$gpuctl" --agent "$address" "$@"; }
+result() { echo "$*" >>"$OUT/summary.txt"; if [[ $1 == FAIL ]]; then oom_status=1; fi; }
+oom_status=0
+python=$(command -v python3)
+probe=("$python" "$root/tests/gpu/oom_probe.py")
+
+cli train start --name gpu-oom-badconf --alloc-conf expandable_segments:maybe -- "${probe[@]}" \
+  >"$OUT/oom-badconf.txt" 2>&1
+rc=$?
+if [[ $rc == 2 ]] && ! cli train status gpu-oom-badconf >/dev/null 2>&1; then
+  result PASS "bad alloc conf refused: exit 2, no job started ($(head -n 1 "$OUT/oom-badconf.txt"))"
+else
+  result FAIL "bad alloc conf: exit $rc (want 2, and no job gpu-oom-badconf); see oom-badconf.txt"
+fi
+
+if [[ -n ${GPUCTL_GPU_OOM_SCRIPT:-} ]]; then
+  probe=("$GPUCTL_GPU_OOM_SCRIPT")
+  result "DRY RUN" "training OOM: stand-in $GPUCTL_GPU_OOM_SCRIPT instead of oom_probe.py"
+elif ! "$python" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' \
+    >"$OUT/torch-check.txt" 2>&1; then
+  probe=()
+  result SKIP "training OOM: no PyTorch with CUDA for $python (see torch-check.txt)"
+fi
+if ((${#probe[@]})); then
+  if cli train start --name gpu-oom --alloc-conf expandable_segments:True -- "${probe[@]}" \
+      >"$OUT/oom-start.txt" 2>&1; then
+    # Poll the state; once failed, allow a few more polls for the event.
+    grace=5
+    for _ in $(seq 300); do
+      cli -o json train status gpu-oom >"$OUT/oom-job.json" 2>"$OUT/oom-status.err"
+      state=$("$python" -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+print(j["state"] + ("+oom" if any(e["kind"] == "cuda_oom" for e in j["events"]) else ""))' \
+        "$OUT/oom-job.json" 2>/dev/null)
+      case $state in
+        failed) ((grace-- > 0)) || break ;;
+        starting | running | "") ;;
+        *) break ;;
+      esac
+      sleep 1
+    done
+    cli train logs gpu-oom >"$OUT/oom-job.log" 2>&1
+    "$python" - "$OUT/oom-job.json" "$OUT/health.json" >>"$OUT/summary.txt" 2>&1 <<'EOF' || oom_status=1
+import json, sys
+job, health = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+ok = []
+def check(name, passed, detail):
+    ok.append(passed)
+    print(f"{'PASS' if passed else 'FAIL'} {name}: {detail}")
+
+check("oom job state", job["state"] == "failed", f"{job['state']!r}, exit {job['exit_code']} (want 'failed')")
+ooms = [e for e in job["events"] if e["kind"] == "cuda_oom"]
+check("cuda_oom event", bool(ooms), f"events: {[e['kind'] for e in job['events']]}")
+if ooms:
+    e = ooms[0]
+    check("cuda_oom gpu", e.get("gpu") == 0, f"{e.get('gpu')} (want 0)")
+    check("cuda_oom tried_bytes", e.get("tried_bytes") == 16 << 30,
+          f"{e.get('tried_bytes')} (want 16 GiB = {16 << 30})")
+    nvml = next((g["memory_total_bytes"] for g in health.get("gpus", []) if g["index"] == 0), None)
+    total = e.get("total_bytes")
+    off = abs(total - nvml) / nvml * 100 if total and nvml else None
+    check("cuda_oom total_bytes", off is not None and off <= 1,
+          f"{total} vs NVML {nvml} for GPU 0 ({'n/a' if off is None else f'{off:.2f} %'}, tolerance 1 %)")
+    present = {k: e.get(k) for k in ("free_bytes", "in_use_bytes", "allocated_bytes")}
+    check("cuda_oom free/in_use/allocated", None not in present.values(), str(present))
+sys.exit(0 if all(ok) else 1)
+EOF
+  else
+    result FAIL "training OOM: gpuctl train start failed: $(cat "$OUT/oom-start.txt")"
+  fi
+  if cli health >/dev/null 2>&1 && kill -0 "$agent_pid" 2>/dev/null; then
+    result PASS "agent still answers after the OOM job"
+  else
+    result FAIL "agent gone or not answering after the OOM job; see gpuctld.log"
+  fi
+fi
+if ((oom_status != 0 && status == 0)); then status=1; fi
 # -------------------------------------------------------------------------------
 
 cat "$OUT/summary.txt"
