@@ -3,6 +3,32 @@
 #include <algorithm>
 
 namespace gpuctl::client {
+
+namespace {
+
+// Reads a server stream to its end, or until `on_message` says stop (then it
+// is cancelled and that counts as OK). A cancel we did not ask for is the
+// agent closing its streams as it stops: for the caller, the agent went away.
+template <typename Message>
+grpc::Status DrainStream(grpc::ClientContext& context, grpc::ClientReader<Message>& reader,
+                         const std::function<bool(const Message&)>& on_message) {
+  Message message;
+  while (reader.Read(&message)) {
+    if (!on_message(message)) {
+      context.TryCancel();
+      reader.Finish().IgnoreError();
+      return grpc::Status::OK;
+    }
+  }
+  grpc::Status status = reader.Finish();
+  if (status.error_code() == grpc::StatusCode::CANCELLED) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the agent closed the stream (" + status.error_message() + ")");
+  }
+  return status;
+}
+
+}  // namespace
+
 namespace {
 
 // Starting may wait on a container (pct exec) and tmux: more than a query.
@@ -58,18 +84,9 @@ Status AgentClient::WatchHealth(std::chrono::milliseconds interval,
   grpc::ClientContext context;
   v1::WatchHealthRequest request;
   request.set_interval_ms(static_cast<uint32_t>(interval.count()));
-  std::unique_ptr<grpc::ClientReader<v1::HealthSnapshot>> reader = stub_->WatchHealth(&context, request);
-  v1::HealthSnapshot snapshot;
-  while (reader->Read(&snapshot)) {
-    if (!on_snapshot(snapshot)) {
-      context.TryCancel();
-      reader->Finish().IgnoreError();
-      return Status::Ok();
-    }
-  }
-  return FromGrpc(reader->Finish());
+  auto reader = stub_->WatchHealth(&context, request);
+  return FromGrpc(DrainStream(context, *reader, on_snapshot));
 }
-
 
 Result<v1::Job> AgentClient::StartJob(const v1::StartJobRequest& request) {
   grpc::ClientContext context;
@@ -117,44 +134,15 @@ Result<v1::Job> AgentClient::StopJob(const std::string& name, std::chrono::milli
 Status AgentClient::StreamLogs(const v1::StreamLogsRequest& request,
                                const std::function<bool(const v1::LogChunk&)>& on_chunk) {
   grpc::ClientContext context;
-  std::unique_ptr<grpc::ClientReader<v1::LogChunk>> reader = stub_->StreamLogs(&context, request);
-  v1::LogChunk chunk;
-  while (reader->Read(&chunk)) {
-    if (!on_chunk(chunk)) {
-      context.TryCancel();
-      reader->Finish().IgnoreError();
-      return Status::Ok();
-    }
-  }
-  grpc::Status status = reader->Finish();
-  // We did not cancel, so the agent did: it cancels its streams that way when
-  // it stops. For the caller that is the agent going away.
-  if (status.error_code() == grpc::StatusCode::CANCELLED) {
-    return FromGrpc(grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                                 "the agent closed the stream (" + status.error_message() + ")"));
-  }
-  return FromGrpc(status);
+  auto reader = stub_->StreamLogs(&context, request);
+  return FromGrpc(DrainStream(context, *reader, on_chunk));
 }
 
 Status AgentClient::WatchEvents(const v1::WatchEventsRequest& request,
                                 const std::function<bool(const v1::AgentEvent&)>& on_event) {
   grpc::ClientContext context;
-  std::unique_ptr<grpc::ClientReader<v1::AgentEvent>> reader = stub_->WatchEvents(&context, request);
-  v1::AgentEvent event;
-  while (reader->Read(&event)) {
-    if (!on_event(event)) {
-      context.TryCancel();
-      reader->Finish().IgnoreError();
-      return Status::Ok();
-    }
-  }
-  grpc::Status status = reader->Finish();
-  // As with StreamLogs: a cancel we did not ask for is the agent going away.
-  if (status.error_code() == grpc::StatusCode::CANCELLED) {
-    return FromGrpc(grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                                 "the agent closed the stream (" + status.error_message() + ")"));
-  }
-  return FromGrpc(status);
+  auto reader = stub_->WatchEvents(&context, request);
+  return FromGrpc(DrainStream(context, *reader, on_event));
 }
 
 }  // namespace gpuctl::client
