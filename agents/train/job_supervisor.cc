@@ -13,7 +13,8 @@
 namespace gpuctl::train {
 namespace {
 
-constexpr size_t kMaxReadPerRefresh = 4 << 20;
+// Small slices keep the lock short; the monitor loops at once while behind.
+constexpr size_t kMaxReadPerRefresh = 1 << 20;
 constexpr size_t kMaxEventsKept = 1000;
 constexpr int64_t kMetricsSaveEveryMs = 2000;
 
@@ -82,11 +83,22 @@ void JobSupervisor::Shutdown() {
 
 void JobSupervisor::MonitorLoop() {
   std::unique_lock lock(mutex_);
+  bool backlog = false;
   while (!stopping_) {
-    wake_.wait_for(lock, options_.monitor_interval, [&] { return stopping_; });
+    if (backlog) {
+      // More log to read: go on at once, but let RPCs and followers have
+      // the lock between slices.
+      lock.unlock();
+      std::this_thread::yield();
+      lock.lock();
+    } else {
+      wake_.wait_for(lock, options_.monitor_interval, [&] { return stopping_; });
+    }
     if (stopping_) break;
+    backlog = false;
     for (auto& [name, job] : jobs_) {
       if (IsActive(job->record.state) || job->record.parsed_offset < job->record.log_bytes) RefreshLocked(*job);
+      backlog = backlog || job->record.parsed_offset < job->record.log_bytes;
     }
   }
 }
@@ -266,11 +278,14 @@ void JobSupervisor::MarkKilledByGuard(const std::string& name, const std::string
 }
 
 Result<LogSource> JobSupervisor::GetLogSource(const std::string& name) {
+  // Followers ask at every end of file: only the cheap end-of-job check
+  // runs here, never log parsing under the lock, which would stall them all.
   std::lock_guard lock(mutex_);
   auto it = jobs_.find(name);
   if (it == jobs_.end()) return NotFound("no job named '" + name + "' (see gpuctl train list)");
-  RefreshLocked(*it->second);
-  return LogSource{it->second->record.log_path, !IsActive(it->second->record.state)};
+  JobRecord& r = it->second->record;
+  if (IsActive(r.state) && SettleIfEndedLocked(*it->second)) SaveLocked(r);
+  return LogSource{r.log_path, !IsActive(r.state)};
 }
 
 Result<JobRecord> JobSupervisor::StopJob(const std::string& name, std::chrono::milliseconds grace) {

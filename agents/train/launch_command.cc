@@ -4,13 +4,14 @@ namespace gpuctl::train {
 
 const char* const kJobWrapperScript =
     "log=$1 status=$2 dir=$3 cgroup=$4; shift 4\n"
-    "trap : HUP INT TERM\n"
+    "stop=; trap 'stop=129' HUP; trap 'stop=130' INT; trap 'stop=143' TERM\n"
     "exec 3>&1\n"
     "echo \"gpuctl: output goes to $log\"\n"
     "exec >>\"$log\" 2>&1 </dev/null\n"
     "record() { printf '%s\\n' \"$1\" >\"$status.tmp\" && mv -f \"$status.tmp\" \"$status\"; }\n"
     "if [ -n \"$cgroup\" ] && ! echo $$ >\"$cgroup\"; then echo \"gpuctl: cannot join cgroup $cgroup\"; record 125; exit 125; fi\n"
     "if [ -n \"$dir\" ] && ! cd \"$dir\"; then echo \"gpuctl: cannot enter $dir\"; record 126; exit 126; fi\n"
+    "if [ -n \"$stop\" ]; then record \"$stop\"; exit \"$stop\"; fi\n"
     "\"$@\" 3>&-\n"
     "code=$?\n"
     "record \"$code\"\n"

@@ -8,7 +8,8 @@
 // ends, so the status survives an agent that is down at that moment. It
 // traps HUP/INT/TERM (handlers, not "ignore": the program gets default
 // dispositions back at exec) so that it outlives the program and records how
-// it died, e.g. 143 after SIGTERM. It keeps the pane's terminal open on fd 3:
+// it died, e.g. 143 after SIGTERM; a stop that lands before the program
+// starts is recorded the same way instead of starting it. It keeps the pane's terminal open on fd 3:
 // tmux closes a pane (and its server, with the last session) as soon as no
 // process holds the pane's pty, even while the job still runs.
 #pragma once

@@ -90,7 +90,11 @@ class PipeReader final : public LogReader {
     if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
     pid_t parent = getpid();
     pid_ = fork();
-    if (pid_ < 0) throw std::runtime_error("fork failed for " + argv.front());
+    if (pid_ < 0) {
+      close(fds[0]);
+      close(fds[1]);
+      throw std::runtime_error("fork failed for " + argv.front());
+    }
     if (pid_ == 0) {
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (getppid() != parent) _exit(127);

@@ -10,6 +10,8 @@
 #          --rounds 3       throughput runs per reader, median shown (default 1)
 #          --rate 1000 --seconds 10   stamped lines for the latency run
 #   GPUCTL_BUILD_DIR=DIR  build directory (default: build)
+#   TMPDIR=/dev/shm       agent state and job logs on tmpfs (default /tmp): takes
+#                         the disk's writeback out of the writer's speed
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
