@@ -69,6 +69,10 @@ void JobSupervisor::Start() {
                    job.record.pid);
     }
   }
+  {
+    std::lock_guard lock(mutex_);
+    UpdateGuardedLocked();
+  }
   monitor_ = std::thread([this] { MonitorLoop(); });
 }
 
@@ -230,6 +234,7 @@ Result<JobRecord> JobSupervisor::StartJob(JobSpec spec) {
   }
   LiveJob& job = AddLocked(std::move(record));
   SaveLocked(job.record);
+  UpdateGuardedLocked();
   RefreshLocked(job);
   spdlog::info("job '{}' started: pid {}, tmux session {}", name, job.record.pid, job.record.tmux_session);
   if (options_.publish) {
@@ -260,21 +265,22 @@ std::vector<JobRecord> JobSupervisor::ListJobs() {
 }
 
 std::vector<GuardedJob> JobSupervisor::RunningJobs() {
-  std::lock_guard lock(mutex_);
-  std::vector<GuardedJob> out;
-  for (auto& [name, job] : jobs_) {
-    if (IsActive(job->record.state)) out.push_back({name, job->record.cgroup, job->record.pgid});
-  }
-  return out;
+  std::lock_guard lock(guard_mutex_);
+  return guarded_;
 }
 
 void JobSupervisor::MarkKilledByGuard(const std::string& name, const std::string& reason) {
-  std::lock_guard lock(mutex_);
-  auto it = jobs_.find(name);
-  if (it == jobs_.end()) return;
-  // Memory only: the guard kills right after this, and an fsync here would
-  // sit between the line and the kill. Settling the job saves it.
-  it->second->record.guard_kill_reason = reason;
+  std::lock_guard lock(guard_mutex_);
+  guard_kills_[name] = reason;
+}
+
+void JobSupervisor::UpdateGuardedLocked() {
+  std::vector<GuardedJob> running;
+  for (auto& [name, job] : jobs_) {
+    if (IsActive(job->record.state)) running.push_back({name, job->record.cgroup, job->record.pgid});
+  }
+  std::lock_guard lock(guard_mutex_);
+  guarded_ = std::move(running);
 }
 
 Result<LogSource> JobSupervisor::GetLogSource(const std::string& name) {
@@ -391,6 +397,11 @@ bool JobSupervisor::ReadNewLogLocked(LiveJob& job) {
 
 bool JobSupervisor::SettleIfEndedLocked(LiveJob& job) {
   JobRecord& r = job.record;
+  {
+    std::lock_guard lock(guard_mutex_);
+    auto kill = guard_kills_.find(r.spec.name);
+    if (kill != guard_kills_.end()) r.guard_kill_reason = kill->second;
+  }
   auto read_exit = [&]() -> std::optional<int> {
     Result<std::string> text = sys::ReadWholeFile(r.exit_path);
     if (!text.ok()) return std::nullopt;
@@ -440,6 +451,11 @@ bool JobSupervisor::SettleIfEndedLocked(LiveJob& job) {
                      "(killed with SIGKILL, or the host rebooted)";
   }
   spdlog::info("job '{}' {}: {}", r.spec.name, JobStateName(r.state), r.state_reason);
+  {
+    std::lock_guard lock(guard_mutex_);
+    guard_kills_.erase(r.spec.name);
+  }
+  UpdateGuardedLocked();
   if (options_.publish) {
     nlohmann::json fields = {{"state", JobStateName(r.state)}};
     fields["exit_code"] = r.exit_code ? nlohmann::json(*r.exit_code) : nlohmann::json(nullptr);

@@ -127,6 +127,13 @@ class JobSupervisor {
   bool stopping_ = false;
   std::map<std::string, std::unique_ptr<LiveJob>> jobs_;
   std::thread monitor_;
+
+  // The guard's view, behind a lock of its own: the guard must never wait
+  // for log parsing or a record's fsync between the line and the kill.
+  void UpdateGuardedLocked();
+  std::mutex guard_mutex_;
+  std::vector<GuardedJob> guarded_;
+  std::map<std::string, std::string> guard_kills_;  // job -> reason, until settled
 };
 
 }  // namespace gpuctl::train
