@@ -7,6 +7,7 @@
 #include "client/commands/command_context.h"
 #include "client/commands/events_command.h"
 #include "client/commands/health_command.h"
+#include "client/commands/node_command.h"
 #include "client/commands/train_command.h"
 
 namespace gpuctl::client {
@@ -27,6 +28,7 @@ int RunCli(const std::vector<std::string>& args, Console& console, const std::st
   AddHealthCommand(app, context);
   AddTrainCommand(app, context);
   AddEventsCommand(app, context);
+  AddNodeCommand(app, context);
 
   // CLI11 wants argv[0] first and parses back to front.
   std::vector<std::string> reversed(args.rbegin(), args.rend());

@@ -1,0 +1,125 @@
+#include "client/commands/node_command.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "client/commands/command_context.h"
+#include "client/node/node_store.h"
+#include "client/output/table.h"
+
+namespace gpuctl::client {
+namespace {
+
+struct NodeAddFlags {
+  std::string name;
+  std::string host;
+  std::string identity;
+  int container = 0;
+  bool replace = false;
+};
+
+std::string Env(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+NodeStore OpenStore() { return NodeStore(DefaultNodesPath(Env("XDG_CONFIG_HOME"), Env("HOME"))); }
+
+nlohmann::json NodeToJson(const Node& node) {
+  return {{"name", node.name},
+          {"user", node.user.empty() ? nlohmann::json(nullptr) : nlohmann::json(node.user)},
+          {"host", node.host},
+          {"port", node.port ? nlohmann::json(*node.port) : nlohmann::json(nullptr)},
+          {"identity_file", node.identity_file.empty() ? nlohmann::json(nullptr) : nlohmann::json(node.identity_file)},
+          {"container", node.container_vmid ? nlohmann::json(*node.container_vmid) : nlohmann::json(nullptr)},
+          {"target", FormatNodeTarget(node)}};
+}
+
+void RunAdd(CommandContext& ctx, const NodeAddFlags& flags) {
+  if (Status s = ValidateNodeName(flags.name); !s.ok()) return ctx.Fail(s);
+  Result<Node> node = ParseNodeTarget(flags.name, flags.host);
+  if (!node.ok()) return ctx.Fail(node.status());
+  if (!flags.identity.empty()) {
+    std::error_code ec;
+    std::string absolute = std::filesystem::absolute(flags.identity, ec).string();
+    if (ec || !std::filesystem::is_regular_file(absolute)) {
+      return ctx.Fail(InvalidArgument("identity file " + flags.identity + " is not a readable file"));
+    }
+    node->identity_file = absolute;  // the store outlives the current directory
+  }
+  if (flags.container != 0) node->container_vmid = flags.container;
+  NodeStore store = OpenStore();
+  if (Status s = store.Add(*node, flags.replace); !s.ok()) return ctx.Fail(s);
+  if (ctx.global.format() == OutputFormat::kJson) {
+    ctx.console.out << NodeToJson(*node).dump() << "\n";
+  } else {
+    ctx.console.out << "added node " << node->name << " (" << FormatNodeTarget(*node) << ") to " << store.path()
+                    << "\n";
+  }
+}
+
+void RunList(CommandContext& ctx) {
+  NodeStore store = OpenStore();
+  Result<std::vector<Node>> nodes = store.List();
+  if (!nodes.ok()) return ctx.Fail(nodes.status());
+  if (ctx.global.format() == OutputFormat::kJson) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const Node& node : *nodes) list.push_back(NodeToJson(node));
+    ctx.console.out << nlohmann::json{{"nodes", list}}.dump() << "\n";
+    return;
+  }
+  if (nodes->empty()) {
+    ctx.console.out << "no nodes yet; add one with: gpuctl node add NAME --host [USER@]ADDR[:PORT]\n";
+    return;
+  }
+  Table table({"NAME", "TARGET", "IDENTITY", "CONTAINER"});
+  for (const Node& node : *nodes) {
+    table.AddRow({node.name, FormatNodeTarget(node), node.identity_file.empty() ? "-" : node.identity_file,
+                  node.container_vmid ? std::to_string(*node.container_vmid) : "-"});
+  }
+  ctx.console.out << table.Render();
+}
+
+void RunRemove(CommandContext& ctx, const std::string& name) {
+  NodeStore store = OpenStore();
+  if (Status s = store.Remove(name); !s.ok()) return ctx.Fail(s);
+  if (ctx.global.format() == OutputFormat::kJson) {
+    ctx.console.out << nlohmann::json{{"removed", name}}.dump() << "\n";
+  } else {
+    ctx.console.out << "removed node " << name << "\n";
+  }
+}
+
+}  // namespace
+
+void AddNodeCommand(CLI::App& app, CommandContext& context) {
+  CLI::App* node = app.add_subcommand(
+      "node",
+      "Named GPU hosts reached over SSH, kept in $XDG_CONFIG_HOME/gpuctl/nodes.json "
+      "(default ~/.config/gpuctl/nodes.json). Use them with --node NAME or `provision node NAME`.");
+  node->require_subcommand(1);
+
+  auto add_flags = std::make_shared<NodeAddFlags>();
+  CLI::App* add = node->add_subcommand("add", "Name a host: gpuctl node add gpu1 --host root@10.0.0.5[:22]");
+  add->add_option("name", add_flags->name, "Node name (letters, digits, - _ .)")->required();
+  add->add_option("--host", add_flags->host, "[USER@]ADDR[:PORT] or a ~/.ssh/config Host alias")->required();
+  add->add_option("--identity", add_flags->identity, "Private key file (default: ssh-agent, then ~/.ssh keys)");
+  add->add_option("--container", add_flags->container, "Proxmox LXC container VMID on that host")
+      ->check(CLI::Range(100, 999999999));
+  add->add_flag("--replace", add_flags->replace, "Replace a node of the same name");
+  add->callback([&context, add_flags] { RunAdd(context, *add_flags); });
+
+  CLI::App* list = node->add_subcommand("list", "Show the named nodes");
+  list->callback([&context] { RunList(context); });
+
+  auto rm_name = std::make_shared<std::string>();
+  CLI::App* rm = node->add_subcommand("rm", "Forget a node (nothing on the host is touched)");
+  rm->add_option("name", *rm_name, "Node name")->required();
+  rm->callback([&context, rm_name] { RunRemove(context, *rm_name); });
+}
+
+}  // namespace gpuctl::client

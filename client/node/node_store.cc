@@ -1,0 +1,173 @@
+#include "client/node/node_store.h"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "agents/sys/files.h"
+
+namespace gpuctl::client {
+namespace {
+
+constexpr int kFormatVersion = 1;
+
+Result<int> ParsePort(const std::string& text, const std::string& target) {
+  int port = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), port);
+  if (ec != std::errc() || end != text.data() + text.size() || port < 1 || port > 65535) {
+    return InvalidArgument("bad port '" + text + "' in '" + target + "': give 1-65535");
+  }
+  return port;
+}
+
+nlohmann::json ToJson(const Node& node) {
+  nlohmann::json j{{"name", node.name}, {"host", node.host}};
+  if (!node.user.empty()) j["user"] = node.user;
+  if (node.port) j["port"] = *node.port;
+  if (!node.identity_file.empty()) j["identity_file"] = node.identity_file;
+  if (node.container_vmid) j["container"] = *node.container_vmid;
+  return j;
+}
+
+Node FromJson(const nlohmann::json& j) {
+  Node node;
+  node.name = j.at("name").get<std::string>();
+  node.host = j.at("host").get<std::string>();
+  node.user = j.value("user", "");
+  if (j.contains("port")) node.port = j.at("port").get<int>();
+  node.identity_file = j.value("identity_file", "");
+  if (j.contains("container")) node.container_vmid = j.at("container").get<int>();
+  return node;
+}
+
+}  // namespace
+
+Status ValidateNodeName(const std::string& name) {
+  bool ok_chars = std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+           c == '.';
+  });
+  if (name.empty() || name.size() > 64 || !ok_chars || name.front() == '-' || name.front() == '.') {
+    return InvalidArgument("bad node name '" + name +
+                           "': use 1-64 letters, digits, '-', '_' or '.', not starting with '-' or '.'");
+  }
+  // "local" means this machine's agent wherever a node name is taken.
+  if (name == "local") return InvalidArgument("'local' is reserved for this machine's agent; pick another name");
+  return Status::Ok();
+}
+
+Result<Node> ParseNodeTarget(const std::string& name, const std::string& target) {
+  Node node;
+  node.name = name;
+  std::string rest = target;
+  if (size_t at = rest.rfind('@'); at != std::string::npos) {
+    node.user = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    if (node.user.empty()) return InvalidArgument("empty user in '" + target + "'");
+  }
+  if (!rest.empty() && rest.front() == '[') {  // [v6]:port
+    size_t close = rest.find(']');
+    if (close == std::string::npos) return InvalidArgument("unclosed '[' in '" + target + "'");
+    node.host = rest.substr(1, close - 1);
+    std::string after = rest.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') return InvalidArgument("expected ':PORT' after ']' in '" + target + "'");
+      Result<int> port = ParsePort(after.substr(1), target);
+      if (!port.ok()) return port.status();
+      node.port = *port;
+    }
+  } else if (size_t colon = rest.find(':'); colon != std::string::npos) {
+    if (rest.find(':', colon + 1) != std::string::npos) {
+      return InvalidArgument("'" + target + "' looks like an IPv6 address: write it as [ADDR]:PORT");
+    }
+    Result<int> port = ParsePort(rest.substr(colon + 1), target);
+    if (!port.ok()) return port.status();
+    node.port = *port;
+    node.host = rest.substr(0, colon);
+  } else {
+    node.host = rest;
+  }
+  if (node.host.empty()) return InvalidArgument("no host in '" + target + "': give [USER@]ADDR[:PORT]");
+  if (node.host.find_first_of(" \t/") != std::string::npos) {
+    return InvalidArgument("bad host '" + node.host + "' in '" + target + "'");
+  }
+  return node;
+}
+
+std::string FormatNodeTarget(const Node& node) {
+  std::string out = node.user.empty() ? "" : node.user + "@";
+  bool v6 = node.host.find(':') != std::string::npos;
+  out += v6 && node.port ? "[" + node.host + "]" : node.host;
+  if (node.port) out += ":" + std::to_string(*node.port);
+  return out;
+}
+
+std::string DefaultNodesPath(const std::string& xdg_config_home, const std::string& home) {
+  std::string base = !xdg_config_home.empty() ? xdg_config_home : home + "/.config";
+  return base + "/gpuctl/nodes.json";
+}
+
+Result<std::vector<Node>> NodeStore::List() const {
+  if (!sys::PathExists(path_)) return std::vector<Node>{};
+  Result<std::string> text = sys::ReadWholeFile(path_);
+  if (!text.ok()) return text.status();
+  try {
+    nlohmann::json j = nlohmann::json::parse(*text);
+    std::vector<Node> nodes;
+    for (const auto& entry : j.at("nodes")) nodes.push_back(FromJson(entry));
+    return nodes;
+  } catch (const nlohmann::json::exception& e) {
+    return Status(ErrorCode::kInvalidArgument,
+                  path_ + " is not a gpuctl nodes file (" + e.what() + "); fix or remove it");
+  }
+}
+
+Result<Node> NodeStore::Find(const std::string& name) const {
+  Result<std::vector<Node>> nodes = List();
+  if (!nodes.ok()) return nodes.status();
+  for (const Node& node : *nodes) {
+    if (node.name == name) return node;
+  }
+  return Status(ErrorCode::kNotFound, "no node named '" + name + "' in " + path_ +
+                                          "; add it with: gpuctl node add " + name + " --host [USER@]ADDR[:PORT]");
+}
+
+Status NodeStore::Add(const Node& node, bool replace) {
+  if (Status s = ValidateNodeName(node.name); !s.ok()) return s;
+  Result<std::vector<Node>> nodes = List();
+  if (!nodes.ok()) return nodes.status();
+  auto same = [&](const Node& n) { return n.name == node.name; };
+  auto it = std::find_if(nodes->begin(), nodes->end(), same);
+  if (it != nodes->end()) {
+    if (!replace) {
+      return Status(ErrorCode::kAlreadyExists, "node '" + node.name + "' exists (" + FormatNodeTarget(*it) +
+                                                   "); remove it first or pass --replace");
+    }
+    *it = node;
+  } else {
+    nodes->push_back(node);
+  }
+  return Save(*nodes);
+}
+
+Status NodeStore::Remove(const std::string& name) {
+  Result<std::vector<Node>> nodes = List();
+  if (!nodes.ok()) return nodes.status();
+  auto it = std::find_if(nodes->begin(), nodes->end(), [&](const Node& n) { return n.name == name; });
+  if (it == nodes->end()) return Status(ErrorCode::kNotFound, "no node named '" + name + "' in " + path_);
+  nodes->erase(it);
+  return Save(*nodes);
+}
+
+Status NodeStore::Save(const std::vector<Node>& nodes) const {
+  nlohmann::json list = nlohmann::json::array();
+  for (const Node& node : nodes) list.push_back(ToJson(node));
+  std::string dir = std::filesystem::path(path_).parent_path().string();
+  if (Status s = sys::EnsureDir(dir, 0700); !s.ok()) return s;
+  nlohmann::json doc{{"version", kFormatVersion}, {"nodes", list}};
+  return sys::WriteFileAtomic(path_, doc.dump(2) + "\n", 0600);
+}
+
+}  // namespace gpuctl::client
