@@ -1,0 +1,82 @@
+// The build governor: how many CUDA-extension compile jobs (MAX_JOBS) a host
+// can run at once without running out of memory, and the environment that
+// makes the build honour it. Pure functions; the ext step feeds them the
+// probe's GPUs, CPUs and memory and the guard's reserve.
+//
+// The model: one nvcc job compiles its archs on min(NVCC_THREADS, archs)
+// threads at once, and each thread in flight holds about one arch's worth of
+// cicc/ptxas memory, so
+//     per-job memory = peak_one_arch x min(NVCC_THREADS, archs)
+//     MAX_JOBS = min( (available - reserve) / per-job,
+//                     CPUs / min(NVCC_THREADS, archs) ),  at least 1.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace gpuctl::provision {
+
+// Peak RSS of one arch of one job, calibrated on the real traces in
+// ../shared/fixtures/gpu-host/nvcc-memtrace-*.csv (flash-attention 2 kernels,
+// the heaviest files of the build). For each observed job, its peak divided
+// by min(threads, archs) of its run; the worst of those is 6517 MiB
+// (flash_bwd_hdim256, 1 arch, --threads 4; the 2-arch --threads 2 bwd256 job
+// gives 13004 / 2 = 6502 MiB, the --threads 1 one 6494 MiB). Rounded up to
+// 6.5 GiB so that every observed job fits its prediction with a little room.
+// tests/unit/provision/build_governor_trace_test.cc re-derives this from the
+// traces and fails if the constant falls below it.
+inline constexpr uint64_t kNvccPeakOneArchBytes = uint64_t{6656} << 20;  // 6.5 GiB
+
+// flash-attn's own default when FLASH_ATTN_CUDA_ARCHS is unset.
+inline const std::vector<std::string> kFlashAttnDefaultArchs = {"80", "90", "100", "110", "120"};
+
+inline constexpr uint32_t kDefaultNvccThreads = 4;
+
+// Compute capability to arch: "9.0" -> "90", "12.0" -> "120", "9.0a" -> "90a".
+// Errors: kInvalidArgument for anything not MAJOR.MINOR[suffix].
+Result<std::string> ArchFromComputeCapability(std::string_view capability);
+// Arch to PyTorch's spelling: "90" -> "9.0", "100" -> "10.0", "90a" -> "9.0a".
+// Errors: kInvalidArgument for anything not two or more digits and an
+// optional letter suffix.
+Result<std::string> TorchArchFromArch(std::string_view arch);
+
+struct BuildGovernorInput {
+  std::vector<std::string> archs;        // {"90"}; duplicates are counted once
+  uint32_t nvcc_threads = kDefaultNvccThreads;
+  uint64_t peak_one_arch_bytes = kNvccPeakOneArchBytes;
+  uint64_t available_bytes = 0;          // MemAvailable of the domain the build runs in
+  uint64_t reserve_bytes = 0;            // the memory guard's kill line
+  uint32_t cpus = 0;
+};
+
+struct BuildBudget {
+  uint32_t max_jobs = 1;
+  uint32_t nvcc_threads = kDefaultNvccThreads;
+  uint32_t threads_per_job = 1;          // min(NVCC_THREADS, archs)
+  uint64_t per_job_bytes = 0;
+  uint64_t budget_bytes = 0;             // available - reserve (0 when below)
+  // False when not even one job fits the budget: MAX_JOBS is still 1 (a build
+  // needs one), and the caller should refuse or warn; the explanation says so.
+  bool fits = true;
+  // The numbers and why, for a person: "MAX_JOBS=3: 6.5 GiB per arch x
+  // min(4 threads, 5 archs) = 26.0 GiB per job; 100.0 GiB available - 4.0 GiB
+  // reserve = 96.0 GiB fits 3; 16 CPUs / 4 threads per job allow 4".
+  std::string explanation;
+  // MAX_JOBS, NVCC_THREADS, FLASH_ATTN_CUDA_ARCHS ("90;100"),
+  // TORCH_CUDA_ARCH_LIST ("9.0;10.0").
+  std::map<std::string, std::string> env;
+};
+
+// Errors: kInvalidArgument for no archs, a malformed arch, zero threads, zero
+// CPUs or a zero per-arch peak.
+Result<BuildBudget> PlanBuildBudget(const BuildGovernorInput& input);
+
+// The model alone: peak_one_arch x min(nvcc_threads, archs).
+uint64_t PredictedJobBytes(uint64_t peak_one_arch_bytes, uint32_t nvcc_threads, uint32_t archs);
+
+}  // namespace gpuctl::provision
