@@ -9,40 +9,12 @@
 namespace gpuctl::sys {
 
 CgroupV1Driver::CgroupV1Driver(std::string mount, ProcessControl& processes, CgroupDriverOptions options)
-    : mount_(std::move(mount)), processes_(processes), options_(options) {}
-
-Result<std::string> CgroupV1Driver::Directory(const std::string& path) const {
-  return JoinCgroupPath(mount_, path);
-}
-
-Result<std::string> CgroupV1Driver::File(const std::string& path, std::string_view name) const {
-  Result<std::string> dir = Directory(path);
-  if (!dir.ok()) return dir.status();
-  return *dir + "/" + std::string(name);
-}
+    : CgroupTreeDriver(std::move(mount), processes, options) {}
 
 Status CgroupV1Driver::CreateCgroup(const std::string& path) {
-  Result<std::string> dir = Directory(path);
+  Result<std::string> dir = CheckParentExists(path);
   if (!dir.ok()) return dir.status();
-  Result<std::string> parent = ParentCgroupPath(path);
-  if (!parent.ok()) return parent.status();
-  Result<std::string> parent_dir = Directory(*parent);
-  if (!parent_dir.ok()) return parent_dir.status();
-  if (!ControlFileExists(*parent_dir)) return NotFound("parent cgroup " + *parent_dir + " does not exist");
   return MakeCgroupDir(*dir);
-}
-
-Status CgroupV1Driver::RemoveCgroup(const std::string& path) {
-  Result<std::string> dir = Directory(path);
-  if (!dir.ok()) return dir.status();
-  return RemoveCgroupDir(*dir);
-}
-
-Status CgroupV1Driver::AddProcess(const std::string& path, int64_t pid) {
-  if (pid <= 0) return InvalidArgument("cannot add pid " + std::to_string(pid) + " to a cgroup");
-  Result<std::string> file = File(path, "cgroup.procs");
-  if (!file.ok()) return file.status();
-  return WriteControlFile(*file, std::to_string(pid));
 }
 
 Status CgroupV1Driver::SetMemoryMax(const std::string& path, std::optional<uint64_t> bytes) {
@@ -96,22 +68,8 @@ Result<Pressure> CgroupV1Driver::MemoryPressure(const std::string& path) {
                             "); read the host's /proc/pressure/memory instead");
 }
 
-Result<std::vector<int64_t>> CgroupV1Driver::Processes(const std::string& path) {
-  Result<std::string> file = File(path, "cgroup.procs");
-  if (!file.ok()) return file.status();
-  return ReadProcsFile(*file);
-}
-
 Result<uint64_t> CgroupV1Driver::OomKillCount(const std::string& path) {
-  Result<std::string> file = File(path, "memory.oom_control");
-  if (!file.ok()) return file.status();
-  Result<FlatKeyed> control = ReadKeyedFile(*file);
-  if (!control.ok()) return control.status();
-  auto it = control->find("oom_kill");
-  if (it == control->end()) {
-    return FailedPrecondition(*file + " has no oom_kill: the kernel is older than 4.13 and does not count OOM kills");
-  }
-  return it->second;
+  return ReadOomKillCount(path, "memory.oom_control", "the kernel is older than 4.13 and does not count OOM kills");
 }
 
 Status CgroupV1Driver::KillAll(const std::string& path) {

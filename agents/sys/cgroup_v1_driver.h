@@ -5,11 +5,11 @@
 
 #include <string>
 
-#include "agents/sys/cgroup_driver.h"
+#include "agents/sys/cgroup_tree_driver.h"
 
 namespace gpuctl::sys {
 
-class CgroupV1Driver final : public CgroupDriver {
+class CgroupV1Driver final : public CgroupTreeDriver {
  public:
   // `mount`: where the memory controller is mounted (normally
   // /sys/fs/cgroup/memory; a fixture dir in tests). `processes` sends the
@@ -17,26 +17,15 @@ class CgroupV1Driver final : public CgroupDriver {
   CgroupV1Driver(std::string mount, ProcessControl& processes, CgroupDriverOptions options = {});
 
   CgroupVersion version() const override { return CgroupVersion::kV1; }
-  Result<std::string> Directory(const std::string& path) const override;
   Status CreateCgroup(const std::string& path) override;
-  Status RemoveCgroup(const std::string& path) override;
-  Status AddProcess(const std::string& path, int64_t pid) override;
   Status SetMemoryMax(const std::string& path, std::optional<uint64_t> bytes) override;
   Status SetMemoryHigh(const std::string& path, std::optional<uint64_t> bytes) override;
   Result<uint64_t> MemoryCurrent(const std::string& path) override;
   Result<std::optional<uint64_t>> MemoryLimit(const std::string& path) override;
   Result<uint64_t> InactiveFile(const std::string& path) override;
   Result<Pressure> MemoryPressure(const std::string& path) override;
-  Result<std::vector<int64_t>> Processes(const std::string& path) override;
   Result<uint64_t> OomKillCount(const std::string& path) override;
   Status KillAll(const std::string& path) override;
-
- private:
-  Result<std::string> File(const std::string& path, std::string_view name) const;
-
-  std::string mount_;
-  ProcessControl& processes_;
-  CgroupDriverOptions options_;
 };
 
 }  // namespace gpuctl::sys

@@ -1,5 +1,6 @@
 #include "agents/sys/cgroup_v2_driver.h"
 
+#include <filesystem>
 #include <utility>
 
 #include "agents/sys/cgroup_io.h"
@@ -9,56 +10,29 @@
 namespace gpuctl::sys {
 
 CgroupV2Driver::CgroupV2Driver(std::string mount, ProcessControl& processes, CgroupDriverOptions options)
-    : mount_(std::move(mount)), processes_(processes), options_(options) {}
-
-Result<std::string> CgroupV2Driver::Directory(const std::string& path) const {
-  return JoinCgroupPath(mount_, path);
-}
-
-Result<std::string> CgroupV2Driver::File(const std::string& path, std::string_view name) const {
-  Result<std::string> dir = Directory(path);
-  if (!dir.ok()) return dir.status();
-  return *dir + "/" + std::string(name);
-}
+    : CgroupTreeDriver(std::move(mount), processes, options) {}
 
 Status CgroupV2Driver::CreateCgroup(const std::string& path) {
-  Result<std::string> dir = Directory(path);
+  Result<std::string> dir = CheckParentExists(path);
   if (!dir.ok()) return dir.status();
-  Result<std::string> parent = ParentCgroupPath(path);
-  if (!parent.ok()) return parent.status();
-  Result<std::string> parent_dir = Directory(*parent);
-  if (!parent_dir.ok()) return parent_dir.status();
-  if (!ControlFileExists(*parent_dir)) return NotFound("parent cgroup " + *parent_dir + " does not exist");
   if (ControlFileExists(*dir)) return Status(ErrorCode::kAlreadyExists, "cgroup " + *dir + " exists");
+  const std::string parent_dir = std::filesystem::path(*dir).parent_path().string();
   // Delegate memory to the parent's children before creating this one, so the
   // new cgroup is born with memory.max. Reading first keeps the common case
   // (already delegated) free of writes.
-  const std::string subtree = *parent_dir + "/cgroup.subtree_control";
+  const std::string subtree = parent_dir + "/cgroup.subtree_control";
   Result<std::string> controllers = ReadControlFile(subtree);
   if (!controllers.ok()) return controllers.status();
   if (!ControllerListHas(*controllers, "memory")) {
     Status s = WriteControlFile(subtree, "+memory");
     if (s.code() == ErrorCode::kFailedPrecondition) {
-      return FailedPrecondition("cannot enable the memory controller in " + *parent_dir +
+      return FailedPrecondition("cannot enable the memory controller in " + parent_dir +
                                 ": it has processes of its own, and cgroup v2 gives controllers to "
                                 "children only of cgroups without processes; use another parent");
     }
     if (!s.ok()) return s;
   }
   return MakeCgroupDir(*dir);
-}
-
-Status CgroupV2Driver::RemoveCgroup(const std::string& path) {
-  Result<std::string> dir = Directory(path);
-  if (!dir.ok()) return dir.status();
-  return RemoveCgroupDir(*dir);
-}
-
-Status CgroupV2Driver::AddProcess(const std::string& path, int64_t pid) {
-  if (pid <= 0) return InvalidArgument("cannot add pid " + std::to_string(pid) + " to a cgroup");
-  Result<std::string> file = File(path, "cgroup.procs");
-  if (!file.ok()) return file.status();
-  return WriteControlFile(*file, std::to_string(pid));
 }
 
 Status CgroupV2Driver::WriteLimit(const std::string& path, std::string_view name, std::optional<uint64_t> bytes) {
@@ -111,22 +85,8 @@ Result<Pressure> CgroupV2Driver::MemoryPressure(const std::string& path) {
   return pressure;
 }
 
-Result<std::vector<int64_t>> CgroupV2Driver::Processes(const std::string& path) {
-  Result<std::string> file = File(path, "cgroup.procs");
-  if (!file.ok()) return file.status();
-  return ReadProcsFile(*file);
-}
-
 Result<uint64_t> CgroupV2Driver::OomKillCount(const std::string& path) {
-  Result<std::string> file = File(path, "memory.events");
-  if (!file.ok()) return file.status();
-  Result<FlatKeyed> events = ReadKeyedFile(*file);
-  if (!events.ok()) return events.status();
-  auto it = events->find("oom_kill");
-  if (it == events->end()) {
-    return FailedPrecondition(*file + " has no oom_kill: this kernel does not count OOM kills");
-  }
-  return it->second;
+  return ReadOomKillCount(path, "memory.events", "this kernel does not count OOM kills");
 }
 
 Status CgroupV2Driver::KillAll(const std::string& path) {
