@@ -8,32 +8,22 @@
 #include "agents/sys/proc_parsers.h"
 #include "agents/sys/proc_stat.h"
 #include "agents/sys/proc_tree.h"
+#include "agents/sys/text_fields.h"
 
 namespace gpuctl::guard {
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  constexpr std::string_view kSpaces = " \t\r\n";
-  size_t begin = s.find_first_not_of(kSpaces);
-  if (begin == std::string_view::npos) return {};
-  return s.substr(begin, s.find_last_not_of(kSpaces) - begin + 1);
-}
-
+// Kernel files end in a newline; a number is the trimmed text.
 template <typename T>
-std::optional<T> ToNumber(std::string_view s) {
-  s = Trim(s);
-  if (s.empty()) return std::nullopt;
-  T value{};
-  auto [end, err] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (err != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return value;
+std::optional<T> ToTrimmedNumber(std::string_view s) {
+  return sys::ToNumber<T>(sys::Trim(s));
 }
 
 Result<int64_t> ReadNumber(const sys::HostFs& fs, const std::string& relative) {
   Result<std::string> text = fs.ReadFile(relative);
   if (!text.ok()) return text.status();
-  std::optional<int64_t> n = ToNumber<int64_t>(*text);
-  if (!n) return InvalidArgument(fs.Path(relative) + ": expected a number, got '" + std::string(Trim(*text)) + "'");
+  std::optional<int64_t> n = ToTrimmedNumber<int64_t>(*text);
+  if (!n) return InvalidArgument(fs.Path(relative) + ": expected a number, got '" + std::string(sys::Trim(*text)) + "'");
   return *n;
 }
 
@@ -41,9 +31,9 @@ Result<int64_t> ReadNumber(const sys::HostFs& fs, const std::string& relative) {
 Result<uint64_t> RssBytes(std::string_view status_text) {
   std::optional<std::string> field = sys::FindStatusField(status_text, "VmRSS");
   if (!field) return uint64_t{0};
-  std::string_view value = Trim(*field);
-  if (value.ends_with("kB")) value = Trim(value.substr(0, value.size() - 2));
-  std::optional<uint64_t> kib = ToNumber<uint64_t>(value);
+  std::string_view value = sys::Trim(*field);
+  if (value.ends_with("kB")) value = sys::Trim(value.substr(0, value.size() - 2));
+  std::optional<uint64_t> kib = ToTrimmedNumber<uint64_t>(value);
   if (!kib) return InvalidArgument("malformed VmRSS '" + *field + "'");
   return *kib * 1024;
 }
@@ -63,7 +53,7 @@ Result<uint32_t> ParseProcStatFlags(std::string_view stat_text) {
     size_t end = rest.find(' ');
     std::string_view word = rest.substr(0, end);
     if (index == kFlagsIndex) {
-      std::optional<uint32_t> flags = ToNumber<uint32_t>(word);
+      std::optional<uint32_t> flags = ToTrimmedNumber<uint32_t>(word);
       if (!flags) return InvalidArgument("/proc/PID/stat: bad flags field '" + std::string(word) + "'");
       return *flags;
     }

@@ -2,39 +2,10 @@
 
 #include <charconv>
 
+#include "agents/sys/text_fields.h"
+
 namespace gpuctl::sys {
 namespace {
-
-constexpr std::string_view kSpaces = " \t\r\n";
-
-std::string_view Trim(std::string_view s) {
-  size_t begin = s.find_first_not_of(kSpaces);
-  if (begin == std::string_view::npos) return {};
-  return s.substr(begin, s.find_last_not_of(kSpaces) - begin + 1);
-}
-
-template <typename T>
-std::optional<T> ToNumber(std::string_view s) {
-  if (s.empty()) return std::nullopt;
-  T value{};
-  auto [end, err] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (err != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return value;
-}
-
-std::vector<std::string_view> Words(std::string_view line) {
-  std::vector<std::string_view> words;
-  while (true) {
-    size_t begin = line.find_first_not_of(kSpaces);
-    if (begin == std::string_view::npos) break;
-    line.remove_prefix(begin);
-    size_t end = line.find_first_of(kSpaces);
-    words.push_back(line.substr(0, end));
-    if (end == std::string_view::npos) break;
-    line.remove_prefix(end);
-  }
-  return words;
-}
 
 template <typename Fn>
 Status ForEachLine(std::string_view text, Fn&& fn) {

@@ -4,53 +4,10 @@
 #include <cmath>
 #include <limits>
 
+#include "agents/sys/text_fields.h"
+
 namespace gpuctl::sys {
 namespace {
-
-constexpr std::string_view kSpaces = " \t\r\n\v\f";
-
-std::string_view Trim(std::string_view s) {
-  size_t begin = s.find_first_not_of(kSpaces);
-  if (begin == std::string_view::npos) return {};
-  size_t end = s.find_last_not_of(kSpaces);
-  return s.substr(begin, end - begin + 1);
-}
-
-// Lines without their '\n'; a missing final newline still yields the last line.
-std::vector<std::string_view> Lines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  while (!text.empty()) {
-    size_t nl = text.find('\n');
-    lines.push_back(text.substr(0, nl));
-    if (nl == std::string_view::npos) break;
-    text.remove_prefix(nl + 1);
-  }
-  return lines;
-}
-
-std::vector<std::string_view> Words(std::string_view line) {
-  std::vector<std::string_view> words;
-  while (true) {
-    size_t begin = line.find_first_not_of(kSpaces);
-    if (begin == std::string_view::npos) break;
-    line.remove_prefix(begin);
-    size_t end = line.find_first_of(kSpaces);
-    words.push_back(line.substr(0, end));
-    if (end == std::string_view::npos) break;
-    line.remove_prefix(end);
-  }
-  return words;
-}
-
-// The whole of `s` as a number, or nullopt ("12x", "", "-1" for unsigned).
-template <typename T>
-std::optional<T> ToNumber(std::string_view s) {
-  if (s.empty()) return std::nullopt;
-  T value{};
-  auto [end, err] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (err != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return value;
-}
 
 // Kernel figures are never negative; refusing "-1" catches garbage early.
 std::optional<double> ToNonNegativeDouble(std::string_view s) {
