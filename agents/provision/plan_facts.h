@@ -1,0 +1,54 @@
+// The facts about a host that the plan and its steps decide on: OS (for the
+// CUDA apt repository), where it runs (LXC guest, Proxmox host), the loaded
+// NVIDIA kernel module, the GPUs' archs and the memory and CPUs a build gets.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agents/sys/command_runner.h"
+#include "agents/sys/host_fs.h"
+
+namespace gpuctl::provision {
+
+struct PlanFacts {
+  std::string os_id;          // "ubuntu", "debian" (os-release ID)
+  std::string os_version_id;  // "24.04", "12"
+  std::string machine = "x86_64";
+  bool lxc_guest = false;
+  bool proxmox_host = false;
+  // From /proc/driver/nvidia/version: "590.44.01"; nullopt when no module is loaded.
+  std::optional<std::string> kernel_module_version;
+  bool kernel_module_open = false;
+  std::vector<std::string> compute_capabilities;  // "9.0", one per GPU
+  uint64_t mem_available_bytes = 0;
+  uint32_t cpus = 0;
+};
+
+struct OsRelease {
+  std::string id;
+  std::string version_id;
+};
+// ID= and VERSION_ID= of an os-release file (quotes removed).
+OsRelease ParseOsRelease(std::string_view text);
+
+struct NvidiaModule {
+  std::string version;  // "590.44.01"
+  bool open = false;    // "Open Kernel Module" rather than the proprietary one
+};
+// The first line of /proc/driver/nvidia/version: "NVRM version: NVIDIA UNIX
+// Open Kernel Module for x86_64  590.44.01  Release Build ...".
+std::optional<NvidiaModule> ParseNvidiaModuleVersion(std::string_view text);
+
+// The host's facts, read under `host` (its root is the system root). GPUs come
+// from `nvidia-smi --query-gpu=compute_cap` when it answers, else none.
+PlanFacts ReadPlanFacts(const sys::HostFs& host, sys::CommandRunner& runner);
+
+// For steps that run inside a Proxmox container: the container's OS (from its
+// root filesystem) with the host's kernel module, GPUs, memory and CPUs.
+PlanFacts ContainerFacts(const PlanFacts& host, const sys::HostFs& container_root);
+
+}  // namespace gpuctl::provision

@@ -1,0 +1,93 @@
+#include "agents/provision/provision_options.h"
+
+#include <algorithm>
+
+#include "agents/provision/torch_index.h"
+
+namespace gpuctl::provision {
+namespace {
+
+bool IsDigits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// "2.10.0", "2.10", "2.10.0rc1": digits and dots, then an optional suffix of
+// letters and digits. Anything else could smuggle pip options into argv.
+bool IsPackageVersion(std::string_view s) {
+  if (s.empty() || s.size() > 32 || !(s[0] >= '0' && s[0] <= '9')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= '0' && c <= '9') || c == '.' || (c >= 'a' && c <= 'z');
+  });
+}
+
+bool IsPackageName(std::string_view s) {
+  if (s.empty() || s.size() > 64 || s[0] == '-' || s[0] == '.') return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.';
+  });
+}
+
+bool IsSafeAbsolutePath(std::string_view s) {
+  if (s.size() < 2 || s[0] != '/' || s.find("/../") != std::string_view::npos || s.ends_with("/..")) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.' || c == '/';
+  });
+}
+
+}  // namespace
+
+const std::vector<std::string>& StepOrder() {
+  static const std::vector<std::string> order = {std::string(kStepDriver), std::string(kStepCuda),
+                                                 std::string(kStepVenv), std::string(kStepTorch),
+                                                 std::string(kStepExt)};
+  return order;
+}
+
+Result<ProvisionOptions> NormalizeOptions(ProvisionOptions options, const ProvisionConfig& config) {
+  if (options.cuda_version.empty()) options.cuda_version = config.default_cuda;
+  if (options.torch_version.empty()) options.torch_version = config.default_torch;
+  if (options.venv_path.empty()) options.venv_path = config.default_venv;
+  while (options.venv_path.size() > 1 && options.venv_path.back() == '/') options.venv_path.pop_back();
+
+  auto cuda = ParseCudaVersion(options.cuda_version);
+  if (!cuda || std::count(options.cuda_version.begin(), options.cuda_version.end(), '.') != 1) {
+    return InvalidArgument("--cuda '" + options.cuda_version + "' is not a CUDA version: give MAJOR.MINOR, e.g. 13.1");
+  }
+  if (!IsPackageVersion(options.torch_version)) {
+    return InvalidArgument("--torch '" + options.torch_version + "' is not a PyTorch version: give e.g. 2.10.0");
+  }
+  if (!IsSafeAbsolutePath(options.venv_path)) {
+    return InvalidArgument("--venv '" + options.venv_path +
+                           "' must be an absolute path of letters, digits and . _ - / (no ..)");
+  }
+  if (!options.ext.empty() && !IsPackageName(options.ext)) {
+    return InvalidArgument("--ext '" + options.ext + "' is not a package name: give e.g. flash-attn");
+  }
+  if (!options.container.empty() && (!IsDigits(options.container) || options.container.size() > 9)) {
+    return InvalidArgument("--container '" + options.container + "' is not a Proxmox VMID (a number, e.g. 200)");
+  }
+
+  std::vector<std::string> wanted = options.steps;
+  if (wanted.empty()) {
+    wanted = {std::string(kStepDriver), std::string(kStepCuda), std::string(kStepVenv), std::string(kStepTorch)};
+    if (!options.ext.empty()) wanted.emplace_back(kStepExt);
+  }
+  for (const std::string& step : wanted) {
+    if (std::find(StepOrder().begin(), StepOrder().end(), step) == StepOrder().end()) {
+      return InvalidArgument("unknown step '" + step + "': the steps are driver, cuda, venv, torch, ext");
+    }
+  }
+  bool wants_ext = std::find(wanted.begin(), wanted.end(), kStepExt) != wanted.end();
+  if (wants_ext && options.ext.empty()) {
+    return InvalidArgument("the ext step needs --ext NAME (e.g. --ext flash-attn)");
+  }
+  options.steps.clear();
+  for (const std::string& step : StepOrder()) {
+    if (std::find(wanted.begin(), wanted.end(), step) != wanted.end()) options.steps.push_back(step);
+  }
+  return options;
+}
+
+}  // namespace gpuctl::provision

@@ -1,0 +1,110 @@
+// ext: a CUDA extension (flash-attn) built from source against the venv's
+// torch, for the archs of the GPUs present only, with MAX_JOBS from the build
+// governor's memory model, as a guarded job so a runaway build is the one the
+// memory guard kills.
+#include <set>
+
+#include "agents/provision/build_governor.h"
+#include "agents/provision/cuda_toolkit.h"
+#include "agents/provision/steps.h"
+#include "agents/provision/venv_python.h"
+#include "common/units.h"
+
+namespace gpuctl::provision {
+namespace {
+
+std::string ModuleName(std::string ext) {
+  for (char& c : ext) {
+    if (c == '-') c = '_';
+  }
+  return ext;
+}
+
+class ExtStep final : public Step {
+ public:
+  explicit ExtStep(const StepContext& context) : context_(context) {}
+  std::string Name() const override { return std::string(kStepExt); }
+
+  Result<StepCheck> Check() override {
+    const std::string module = ModuleName(context_.options.ext);
+    auto out = context_.target.RunCheck(
+        {VenvPython(context_.options), "-c", "import " + module + "; print(" + module + ".__version__)"},
+        context_.config.check_timeout);
+    if (!out.ok() && out.status().code() != ErrorCode::kNotFound) return out.status();
+    StepCheck check;
+    if (out.ok() && out->exit_code == 0) {
+      std::string version = out->stdout_text;
+      while (!version.empty() && version.back() == '\n') version.pop_back();
+      check.done = true;
+      check.detail = context_.options.ext + " " + version + " imports";
+      return check;
+    }
+    check.detail = context_.options.ext + " does not import in " + context_.options.venv_path;
+    return check;
+  }
+
+  Result<StepPlan> Plan(const StepCheck&) override {
+    auto toolkit = ToolkitForBuilds(context_);
+    if (!toolkit.ok()) return toolkit.status();
+    if (!*toolkit) return Refusal("no CUDA toolkit is installed to build " + context_.options.ext + " with: add the cuda step");
+    // torch must match the toolkit's major, else the build fails late with
+    // PyTorch's mismatch error. The torch step, when in this run, fixes it first.
+    if (!context_.Planned(kStepTorch)) {
+      auto torch = ImportTorch(context_);
+      if (!torch.ok()) return torch.status();
+      if (!*torch) return Refusal("torch does not import in " + context_.options.venv_path + ": add the torch step");
+      const TorchBuild& found = **torch;
+      if (!found.cuda || found.cuda->major != (*toolkit)->major) {
+        auto tag = TorchIndexTagForCuda(**toolkit);
+        std::string torch_cuda = found.cuda ? FormatCudaVersion(*found.cuda) : "12.8";
+        return Refusal(TorchMismatchMessage(found, **toolkit) + ". Two ways out: install the toolkit torch was "
+                       "built for (--steps cuda --cuda " + torch_cuda + "), or torch for the installed toolkit (--steps torch" +
+                       (tag ? ", from the " + *tag + " index" : std::string()) + ")");
+      }
+    }
+
+    BuildGovernorInput input;
+    std::set<std::string> archs;
+    for (const std::string& capability : context_.facts.compute_capabilities) {
+      auto arch = ArchFromComputeCapability(capability);
+      if (arch.ok()) archs.insert(*arch);
+    }
+    StepPlan plan;
+    if (archs.empty()) {
+      input.archs = kFlashAttnDefaultArchs;
+      plan.notes.push_back("no GPU seen: building flash-attn's default archs (slower, more memory)");
+    } else {
+      input.archs.assign(archs.begin(), archs.end());
+    }
+    input.available_bytes = context_.facts.mem_available_bytes;
+    input.reserve_bytes = context_.config.guard_reserve_bytes;
+    input.cpus = context_.facts.cpus;
+    auto budget = PlanBuildBudget(input);
+    if (!budget.ok()) return budget.status();
+    if (!budget->fits) {
+      return Refusal("not even one compile job of " + context_.options.ext + " fits in memory: " + budget->explanation +
+                     ". Free memory (stop jobs) or add swap, then rerun");
+    }
+    plan.notes.push_back(budget->explanation);
+
+    StepAction build;
+    build.argv = {"uv", "pip", "install", "--python", VenvPython(context_.options), "--no-build-isolation",
+                  context_.options.ext};
+    build.env = budget->env;
+    build.env["CUDA_HOME"] = CudaHome(**toolkit);
+    build.guarded = true;
+    build.mem_limit_bytes = budget->budget_bytes;
+    build.timeout = context_.config.build_timeout;
+    plan.actions.push_back(build);
+    return plan;
+  }
+
+ private:
+  const StepContext& context_;
+};
+
+}  // namespace
+
+std::unique_ptr<Step> MakeExtStep(const StepContext& context) { return std::make_unique<ExtStep>(context); }
+
+}  // namespace gpuctl::provision

@@ -1,0 +1,81 @@
+// torch: PyTorch from the wheel index whose CUDA major matches the toolkit.
+// A torch built for another major (the incident: cu128 with toolkit 13.1) is
+// found by importing it and resolved by reinstalling from the matching index.
+#include "agents/provision/cuda_toolkit.h"
+#include "agents/provision/steps.h"
+#include "agents/provision/venv_python.h"
+
+namespace gpuctl::provision {
+namespace {
+
+class TorchStep final : public Step {
+ public:
+  explicit TorchStep(const StepContext& context) : context_(context) {}
+  std::string Name() const override { return std::string(kStepTorch); }
+
+  Result<StepCheck> Check() override {
+    auto toolkit = ToolkitForBuilds(context_);
+    if (!toolkit.ok()) return toolkit.status();
+    if (!*toolkit) {
+      return Refusal("no CUDA toolkit is installed to match torch to: add the cuda step (--steps cuda,torch --cuda " +
+                     context_.options.cuda_version + ")");
+    }
+    toolkit_ = **toolkit;
+    auto tag = TorchIndexTagForCuda(toolkit_);
+    if (!tag) {
+      return Refusal("PyTorch publishes no wheels for CUDA " + FormatCudaVersion(toolkit_) +
+                     ": install a CUDA 12 or 13 toolkit (--steps cuda --cuda 13.1)");
+    }
+    tag_ = *tag;
+
+    auto torch = ImportTorch(context_);
+    if (!torch.ok()) return torch.status();
+    StepCheck check;
+    if (!*torch) {
+      check.detail = "torch does not import in " + context_.options.venv_path;
+      return check;
+    }
+    const TorchBuild& found = **torch;
+    if (found.base_version != context_.options.torch_version) {
+      check.detail = "torch " + found.version + " is installed, " + context_.options.torch_version + " wanted";
+      reinstall_ = true;
+      return check;
+    }
+    if (!found.cuda || found.cuda->major != toolkit_.major) {
+      check.detail = TorchMismatchMessage(found, toolkit_);
+      check.notes.push_back("resolving the mismatch: reinstalling torch " + context_.options.torch_version +
+                            " from the " + tag_ + " index (CUDA major " + std::to_string(toolkit_.major) + ")");
+      reinstall_ = true;
+      return check;
+    }
+    check.done = true;
+    check.detail = "torch " + found.version + " imports, built for CUDA " + FormatCudaVersion(*found.cuda) +
+                   " (toolkit " + FormatCudaVersion(toolkit_) + ")";
+    return check;
+  }
+
+  Result<StepPlan> Plan(const StepCheck&) override {
+    StepPlan plan;
+    StepAction install;
+    install.argv = {"uv", "pip", "install", "--python", VenvPython(context_.options)};
+    if (reinstall_) install.argv.emplace_back("--reinstall");
+    install.argv.push_back("torch==" + context_.options.torch_version);
+    install.argv.emplace_back("--index-url");
+    install.argv.push_back(TorchIndexUrl(tag_));
+    plan.actions.push_back(install);
+    plan.notes.push_back("index " + tag_ + " for CUDA toolkit " + FormatCudaVersion(toolkit_));
+    return plan;
+  }
+
+ private:
+  const StepContext& context_;
+  CudaVersion toolkit_;
+  std::string tag_;
+  bool reinstall_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Step> MakeTorchStep(const StepContext& context) { return std::make_unique<TorchStep>(context); }
+
+}  // namespace gpuctl::provision

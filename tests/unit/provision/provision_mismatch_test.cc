@@ -1,0 +1,144 @@
+// The incident's cases against the stand-ins: torch built for CUDA 12.8 with
+// toolkit 13.1 (resolved by the torch step, refused by ext alone with the two
+// ways out), the extension build's governed environment, and an LXC guest
+// whose user space must match the host's kernel module.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/unit/provision/standin_fixture.h"
+
+namespace gpuctl::provision {
+namespace {
+
+using ::testing::HasSubstr;
+
+class ProvisionMismatchTest : public StandinTest {
+ protected:
+  // Toolkit 13.1 installed, and a venv with torch from the index given.
+  void VenvWithTorch(const std::string& index_tag) {
+    Installed("cuda-keyring", "1.1-1");
+    Installed("cuda-toolkit-13-1", "13.1.0-1");
+    ASSERT_EQ(runner->Run({"uv", "venv", venv(), "--python", "3.12"})->exit_code, 0);
+    ASSERT_EQ(runner->Run({"uv", "pip", "install", "--python", venv() + "/bin/python", "torch==2.10.0",
+                           "--index-url", "https://download.pytorch.org/whl/" + index_tag})
+                  ->exit_code,
+              0);
+    TakeInvocations();
+  }
+};
+
+TEST_F(ProvisionMismatchTest, TorchForCu128WithToolkit131IsReinstalledFromCu130) {
+  VenvWithTorch("cu128");
+  ProvisionOptions options;
+  options.steps = {"torch"};
+  auto result = Provision(options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->ok) << result->failed_step;
+  const StepReport& planned = reports.front();
+  EXPECT_EQ(planned.phase, StepPhase::kPlanned);
+  EXPECT_THAT(planned.detail, HasSubstr("The detected CUDA version (13.1) mismatches the version that was used to "
+                                        "compile PyTorch (12.8)"));
+  EXPECT_EQ(Changing(TakeInvocations()),
+            (std::vector<std::string>{"uv pip install --python " + venv() +
+                                      "/bin/python --reinstall torch==2.10.0 --index-url "
+                                      "https://download.pytorch.org/whl/cu130"}));
+  EXPECT_THAT(LastReport(*result, "torch")->detail, HasSubstr("2.10.0+cu130 imports, built for CUDA 13.0"));
+}
+
+TEST_F(ProvisionMismatchTest, ExtAloneRefusesTheMismatchWithTheTwoWaysOut) {
+  VenvWithTorch("cu128");
+  ProvisionOptions options;
+  options.steps = {"ext"};
+  options.ext = "flash-attn";
+  auto result = Provision(options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_FALSE(result->ok);
+  EXPECT_TRUE(result->refused);
+  const StepReport* ext = LastReport(*result, "ext");
+  ASSERT_TRUE(ext->failure);
+  EXPECT_TRUE(ext->failure->refused);
+  EXPECT_THAT(ext->failure->message, HasSubstr("mismatches the version that was used to compile PyTorch (12.8)"));
+  EXPECT_THAT(ext->failure->message, HasSubstr("--steps cuda --cuda 12.8"));
+  EXPECT_THAT(ext->failure->message, HasSubstr("--steps torch, from the cu130 index"));
+  EXPECT_EQ(Changing(TakeInvocations()), std::vector<std::string>{});
+  EXPECT_TRUE(builds->builds.empty());
+}
+
+TEST_F(ProvisionMismatchTest, ExtBuildsAsAGuardedJobWithTheGovernorsNumbers) {
+  VenvWithTorch("cu130");
+  ProvisionOptions options;
+  options.steps = {"ext"};
+  options.ext = "flash-attn";
+  auto result = Provision(options);
+  ASSERT_TRUE(result.ok());
+  ASSERT_TRUE(result->ok) << LastReport(*result, "ext")->detail;
+  ASSERT_EQ(builds->builds.size(), 1u);
+  const GuardedBuild& build = builds->builds[0];
+  EXPECT_EQ(build.name, "provision-ext-flash-attn");
+  EXPECT_EQ(build.env.at("FLASH_ATTN_CUDA_ARCHS"), "90");
+  EXPECT_EQ(build.env.at("TORCH_CUDA_ARCH_LIST"), "9.0");
+  EXPECT_EQ(build.env.at("NVCC_THREADS"), "4");
+  EXPECT_EQ(build.env.at("CUDA_HOME"), "/usr/local/cuda-13.1");
+  // 1 arch x 6.5 GiB per job; 96 GiB budget fits 14, 16 CPUs / 1 thread allow 16.
+  EXPECT_EQ(build.env.at("MAX_JOBS"), "14");
+  EXPECT_EQ(build.mem_limit_bytes, uint64_t{96} << 30);
+  std::vector<std::string> invoked = TakeInvocations();
+  EXPECT_TRUE(Contains(invoked, "uv env MAX_JOBS=14 NVCC_THREADS=4 FLASH_ATTN_CUDA_ARCHS=90 TORCH_CUDA_ARCH_LIST=9.0"));
+  const StepReport* ext = LastReport(*result, "ext");
+  EXPECT_EQ(ext->phase, StepPhase::kDone);
+  EXPECT_THAT(ext->detail, HasSubstr("flash-attn 2.8.3 imports"));
+  bool explained = false;
+  for (const auto& note : ext->notes) explained = explained || note.find("MAX_JOBS=14") != std::string::npos;
+  EXPECT_TRUE(explained);
+}
+
+TEST_F(ProvisionMismatchTest, LxcGuestInstallsUserSpaceAtTheHostModulesVersion) {
+  facts.lxc_guest = true;
+  facts.os_id = "debian";
+  facts.os_version_id = "12";
+  Installed("cuda-keyring", "1.1-1");
+  ProvisionOptions options;
+  options.steps = {"driver"};
+  auto result = Provision(options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->ok) << LastReport(*result, "driver")->detail;
+  EXPECT_EQ(Changing(TakeInvocations()),
+            (std::vector<std::string>{"apt-get update",
+                                      "apt-get install -y --no-install-recommends nvidia-driver-cuda=590.44.01-*",
+                                      "apt-mark hold nvidia-driver-cuda"}));
+  EXPECT_THAT(LastReport(*result, "driver")->detail, HasSubstr("matching the host's kernel module"));
+}
+
+TEST_F(ProvisionMismatchTest, LxcGuestRefusesUserSpaceOfAnotherVersion) {
+  facts.lxc_guest = true;
+  facts.os_id = "debian";
+  facts.os_version_id = "12";
+  Installed("cuda-keyring", "1.1-1");
+  Installed("nvidia-driver-cuda", "580.95.05-1");
+  ProvisionOptions options;
+  options.steps = {"driver"};
+  auto result = Provision(options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_FALSE(result->ok);
+  EXPECT_TRUE(result->refused);
+  const StepReport* driver = LastReport(*result, "driver");
+  ASSERT_TRUE(driver->failure);
+  EXPECT_THAT(driver->failure->message, HasSubstr("user space 580.95.05 (nvidia-driver-cuda)"));
+  EXPECT_THAT(driver->failure->message, HasSubstr("host's kernel module is 590.44.01"));
+  EXPECT_THAT(driver->failure->message, HasSubstr("Driver/library version mismatch"));
+  EXPECT_EQ(Changing(TakeInvocations()), std::vector<std::string>{});
+}
+
+TEST_F(ProvisionMismatchTest, LxcGuestWithoutAHostModuleIsRefused) {
+  facts.lxc_guest = true;
+  facts.kernel_module_version.reset();
+  ProvisionOptions options;
+  options.steps = {"driver"};
+  auto result = Provision(options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->refused);
+  EXPECT_THAT(LastReport(*result, "driver")->failure->message, HasSubstr("install the driver on the Proxmox host first"));
+}
+
+}  // namespace
+}  // namespace gpuctl::provision

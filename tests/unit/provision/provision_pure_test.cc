@@ -1,0 +1,140 @@
+// The pure parts of provisioning: wheel index mapping, CUDA repository
+// names, option normalisation (plan order), dpkg output, facts parsers.
+#include <gtest/gtest.h>
+
+#include "agents/provision/apt_packages.h"
+#include "agents/provision/cuda_repo.h"
+#include "agents/provision/plan_facts.h"
+#include "agents/provision/provision_options.h"
+#include "agents/provision/step_target.h"
+#include "agents/provision/torch_index.h"
+#include "agents/provision/venv_python.h"
+
+namespace gpuctl::provision {
+namespace {
+
+std::string Tag(const char* cuda) { return TorchIndexTagForCuda(*ParseCudaVersion(cuda)).value_or("none"); }
+
+TEST(TorchIndex, MatchesTheToolkitsMajor) {
+  EXPECT_EQ(Tag("13.1"), "cu130");
+  EXPECT_EQ(Tag("13.0"), "cu130");
+  EXPECT_EQ(Tag("12.8"), "cu128");
+  EXPECT_EQ(Tag("12.9"), "cu129");
+  EXPECT_EQ(Tag("12.7"), "cu126");
+  EXPECT_EQ(Tag("12.0"), "cu121");  // no older 12.x index: the oldest of the major
+  EXPECT_EQ(Tag("11.8"), "cu118");
+  EXPECT_EQ(Tag("10.2"), "none");
+  EXPECT_EQ(Tag("14.0"), "none");
+  EXPECT_EQ(TorchIndexUrl("cu130"), "https://download.pytorch.org/whl/cu130");
+  EXPECT_EQ(CudaVersionOfIndexTag("cu128"), (CudaVersion{12, 8}));
+  EXPECT_EQ(CudaVersionOfIndexTag("cpu"), std::nullopt);
+}
+
+TEST(TorchIndex, ParsesCudaVersions) {
+  EXPECT_EQ(ParseCudaVersion("13.1"), (CudaVersion{13, 1}));
+  EXPECT_EQ(ParseCudaVersion("13.1.80"), (CudaVersion{13, 1}));
+  EXPECT_EQ(ParseCudaVersion("13"), std::nullopt);
+  EXPECT_EQ(ParseCudaVersion("None"), std::nullopt);
+  EXPECT_EQ(ParseCudaVersion("13.x"), std::nullopt);
+}
+
+TEST(TorchImport, ParsesVersionAndCuda) {
+  auto torch = ParseTorchImport("2.10.0+cu128 12.8\n");
+  ASSERT_TRUE(torch);
+  EXPECT_EQ(torch->base_version, "2.10.0");
+  EXPECT_EQ(torch->cuda, (CudaVersion{12, 8}));
+  auto cpu = ParseTorchImport("2.10.0+cpu None");
+  ASSERT_TRUE(cpu);
+  EXPECT_EQ(cpu->cuda, std::nullopt);
+  EXPECT_EQ(ParseTorchImport("Traceback"), std::nullopt);
+}
+
+TEST(CudaRepo, NamesTheRepositoryForTheOs) {
+  EXPECT_EQ(CudaRepoPath("ubuntu", "24.04", "x86_64"), "ubuntu2404/x86_64");
+  EXPECT_EQ(CudaRepoPath("debian", "12", "x86_64"), "debian12/x86_64");
+  EXPECT_EQ(CudaRepoPath("ubuntu", "22.04", "aarch64"), "ubuntu2204/sbsa");
+  EXPECT_EQ(CudaRepoPath("fedora", "40", "x86_64"), std::nullopt);
+  EXPECT_EQ(CudaRepoPath("ubuntu", "18.04", "x86_64"), std::nullopt);
+  EXPECT_EQ(CudaKeyringUrl("debian12/x86_64"),
+            "https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/cuda-keyring_1.1-1_all.deb");
+}
+
+TEST(ProvisionOptions, PutsStepsInPlanOrderAndFillsDefaults) {
+  ProvisionConfig config;
+  ProvisionOptions options;
+  options.steps = {"torch", "driver", "venv"};
+  auto normalized = NormalizeOptions(options, config);
+  ASSERT_TRUE(normalized.ok());
+  EXPECT_EQ(normalized->steps, (std::vector<std::string>{"driver", "venv", "torch"}));
+  EXPECT_EQ(normalized->cuda_version, "13.1");
+  EXPECT_EQ(normalized->torch_version, "2.10.0");
+  EXPECT_EQ(normalized->venv_path, "/opt/gpuctl/venv");
+
+  ProvisionOptions with_ext;
+  with_ext.ext = "flash-attn";
+  auto all = NormalizeOptions(with_ext, config);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->steps, (std::vector<std::string>{"driver", "cuda", "venv", "torch", "ext"}));
+}
+
+TEST(ProvisionOptions, RefusesBadInputSayingWhatIsAccepted) {
+  ProvisionConfig config;
+  auto expect_refused = [&](void (*set)(ProvisionOptions&), const std::string& words) {
+    ProvisionOptions options;
+    set(options);
+    auto r = NormalizeOptions(options, config);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find(words), std::string::npos) << r.status().message();
+  };
+  expect_refused([](ProvisionOptions& o) { o.steps = {"drivers"}; }, "the steps are driver, cuda, venv, torch, ext");
+  expect_refused([](ProvisionOptions& o) { o.cuda_version = "13"; }, "give MAJOR.MINOR");
+  expect_refused([](ProvisionOptions& o) { o.torch_version = "2.10 --index-url=x"; }, "not a PyTorch version");
+  expect_refused([](ProvisionOptions& o) { o.venv_path = "venv"; }, "must be an absolute path");
+  expect_refused([](ProvisionOptions& o) { o.venv_path = "/opt/../etc"; }, "no ..");
+  expect_refused([](ProvisionOptions& o) { o.ext = "--pre"; }, "not a package name");
+  expect_refused([](ProvisionOptions& o) { o.container = "ct200"; }, "not a Proxmox VMID");
+  expect_refused([](ProvisionOptions& o) { o.steps = {"ext"}; }, "needs --ext NAME");
+}
+
+TEST(AptPackages, ParsesDpkgQueryAndHolds) {
+  auto packages = ParseDpkgQuery(
+      "nvidia-open install ok installed 590.44.01-1\ncuda-keyring unknown ok not-installed \n"
+      "cuda-toolkit-13-1 install ok installed 13.1.0-1\n");
+  EXPECT_TRUE(packages["nvidia-open"].installed);
+  EXPECT_EQ(packages["nvidia-open"].version, "590.44.01-1");
+  EXPECT_FALSE(packages["cuda-keyring"].installed);
+  EXPECT_EQ(ParseShowHold("nvidia-open\nlibcuda1\n"), (std::set<std::string>{"libcuda1", "nvidia-open"}));
+  EXPECT_EQ(UpstreamVersion("590.44.01-0ubuntu1"), "590.44.01");
+  EXPECT_EQ(UpstreamVersion("1:2.3-4"), "2.3");
+}
+
+TEST(PlanFacts, ParsesOsReleaseAndTheKernelModule) {
+  OsRelease os = ParseOsRelease("PRETTY_NAME=\"Ubuntu 24.04.1 LTS\"\nID=ubuntu\nVERSION_ID=\"24.04\"\n");
+  EXPECT_EQ(os.id, "ubuntu");
+  EXPECT_EQ(os.version_id, "24.04");
+  auto open = ParseNvidiaModuleVersion(
+      "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  590.44.01  Release Build  "
+      "(dvs-builder@U16-I3-B03-4-3)  Tue Nov 25 2025\nGCC version:  gcc version 13.3.0\n");
+  ASSERT_TRUE(open);
+  EXPECT_EQ(open->version, "590.44.01");
+  EXPECT_TRUE(open->open);
+  auto proprietary = ParseNvidiaModuleVersion("NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.183.01  Sun May 12\n");
+  ASSERT_TRUE(proprietary);
+  EXPECT_EQ(proprietary->version, "535.183.01");
+  EXPECT_FALSE(proprietary->open);
+  EXPECT_EQ(ParseNvidiaModuleVersion(""), std::nullopt);
+}
+
+TEST(StepTarget, FormatsCommandsForPastingAndKeepsTheOutputTail) {
+  CommandLine line{{"python", "-c", "import torch; print(1)"}, {{"MAX_JOBS", "4"}}};
+  EXPECT_EQ(FormatCommandLine(line), "MAX_JOBS=4 python -c 'import torch; print(1)'");
+  sys::CommandOutput out;
+  out.stdout_text = "a\nb\nc\n";
+  out.stderr_text = "E: d\n";
+  EXPECT_EQ(OutputTail(out, 2), "c\nE: d");
+  EXPECT_EQ(OutputTail(out, 10), "a\nb\nc\nE: d");
+}
+
+}  // namespace
+}  // namespace gpuctl::provision

@@ -1,0 +1,149 @@
+// The steps run for real (the agent's subprocess runner) against the
+// stand-ins on PATH: what is invoked and in what order, reruns that do
+// nothing, a failure mid-plan and its resume, and a dry run that runs nothing.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "agents/provision/cuda_toolkit.h"
+#include "agents/provision/provision_state.h"
+#include "agents/sys/files.h"
+#include "tests/fakes/scoped_env.h"
+#include "tests/unit/provision/standin_fixture.h"
+
+namespace gpuctl::provision {
+namespace {
+
+using ::testing::HasSubstr;
+
+class ProvisionStandinTest : public StandinTest {};
+
+TEST_F(ProvisionStandinTest, FreshHostRunsEveryStepInOrder) {
+  auto result = Provision({});
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_TRUE(result->ok) << result->failed_step;
+  const std::string keyring = config.state_dir + "/provision/cuda-keyring_1.1-1_all.deb";
+  std::vector<std::string> expected = {
+      "curl -fsSL --retry 3 -o " + keyring +
+          " https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2404/x86_64/cuda-keyring_1.1-1_all.deb",
+      "dpkg -i " + keyring,
+      "apt-get update",
+      "apt-get install -y nvidia-open",
+      "apt-mark hold nvidia-open",
+      "apt-get update",
+      "apt-get install -y cuda-toolkit-13-1",
+      "uv venv " + venv() + " --python 3.12",
+      "uv pip install --python " + venv() + "/bin/python torch==2.10.0 --index-url https://download.pytorch.org/whl/cu130",
+  };
+  EXPECT_EQ(Changing(TakeInvocations()), expected);
+  for (const char* step : {"driver", "cuda", "venv", "torch"}) {
+    const StepReport* last = LastReport(*result, step);
+    ASSERT_NE(last, nullptr) << step;
+    EXPECT_EQ(last->phase, StepPhase::kDone) << step << ": " << last->detail;
+  }
+  EXPECT_THAT(LastReport(*result, "torch")->detail, HasSubstr("2.10.0+cu130"));
+  auto profile = sys::ReadWholeFile(config.system_root + "/etc/profile.d/gpuctl-cuda.sh");
+  ASSERT_TRUE(profile.ok());
+  EXPECT_THAT(*profile, HasSubstr("export PATH=/usr/local/cuda-13.1/bin${PATH:+:${PATH}}"));
+  EXPECT_THAT(*profile, HasSubstr("LD_LIBRARY_PATH=/usr/local/cuda-13.1/lib64"));
+  EXPECT_FALSE(result->reboot_required);
+
+  // Each step streams planned (with its commands), running, done.
+  std::vector<std::string> driver_phases;
+  for (const auto& r : reports) {
+    if (r.step == "driver") driver_phases.push_back(StepPhaseName(r.phase));
+  }
+  EXPECT_EQ(driver_phases, (std::vector<std::string>{"planned", "running", "done"}));
+  EXPECT_EQ(reports.front().commands.size(), 5u);
+}
+
+TEST_F(ProvisionStandinTest, SecondRunIsANoOp) {
+  ASSERT_TRUE(Provision({}).ok());
+  TakeInvocations();
+  auto again = Provision({});
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->ok);
+  EXPECT_EQ(Changing(TakeInvocations()), std::vector<std::string>{});
+  for (const auto& r : again->steps) EXPECT_EQ(r.phase, StepPhase::kSkipped) << r.step << ": " << r.detail;
+}
+
+TEST_F(ProvisionStandinTest, FailureMidPlanStopsWithTheCommandAndARerunResumes) {
+  {
+    testing::ScopedEnv fail("GPUCTL_STANDIN_FAIL", "cuda-toolkit");
+    auto result = Provision({});
+    ASSERT_TRUE(result.ok());
+    EXPECT_FALSE(result->ok);
+    EXPECT_EQ(result->failed_step, "cuda");
+    const StepReport* cuda = LastReport(*result, "cuda");
+    ASSERT_TRUE(cuda && cuda->failure);
+    EXPECT_EQ(cuda->failure->command.argv,
+              (std::vector<std::string>{"apt-get", "install", "-y", "cuda-toolkit-13-1"}));
+    EXPECT_EQ(cuda->failure->exit_code, 100);
+    EXPECT_THAT(cuda->failure->output_tail, HasSubstr("E: Unable to fetch some archives"));
+    EXPECT_THAT(cuda->failure->message, HasSubstr("exited with status 100"));
+    EXPECT_EQ(LastReport(*result, "venv")->detail, "not reached");
+    EXPECT_EQ(LastReport(*result, "driver")->phase, StepPhase::kDone);
+    auto state = LoadProvisionState(ProvisionStatePath(config.state_dir));
+    ASSERT_TRUE(state.ok());
+    EXPECT_EQ(state->failed_step, "cuda");
+    EXPECT_EQ(state->steps["driver"].phase, "done");
+    ASSERT_TRUE(state->failure.has_value());
+    EXPECT_EQ(state->failure->exit_code, 100);
+  }
+  TakeInvocations();
+
+  auto rerun = Provision({});
+  ASSERT_TRUE(rerun.ok());
+  EXPECT_TRUE(rerun->ok) << rerun->failed_step;
+  EXPECT_EQ(LastReport(*rerun, "driver")->phase, StepPhase::kSkipped);
+  std::vector<std::string> changed = Changing(TakeInvocations());
+  EXPECT_FALSE(Contains(changed, "apt-get install -y nvidia-open"));
+  EXPECT_EQ(IndexOf(changed, "apt-get install -y cuda-toolkit-13-1"), 1) << "after one apt-get update";
+  bool resumed_note = false;
+  for (const auto& r : reports) {
+    for (const auto& note : r.notes) resumed_note = resumed_note || (r.step == "cuda" && note.find("resuming here") == 0);
+  }
+  EXPECT_TRUE(resumed_note);
+  auto state = LoadProvisionState(ProvisionStatePath(config.state_dir));
+  ASSERT_TRUE(state.ok());
+  EXPECT_EQ(state->failed_step, "");
+  EXPECT_EQ(state->steps["torch"].phase, "done");
+}
+
+TEST_F(ProvisionStandinTest, DryRunPrintsTheExactCommandsAndRunsNone) {
+  ProvisionOptions options;
+  options.dry_run = true;
+  options.ext = "flash-attn";
+  auto result = Provision(options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->ok);
+  EXPECT_EQ(Changing(TakeInvocations()), std::vector<std::string>{});
+  EXPECT_FALSE(sys::PathExists(ProvisionStatePath(config.state_dir)));
+  ASSERT_EQ(result->steps.size(), 5u);
+  for (const auto& r : result->steps) EXPECT_EQ(r.phase, StepPhase::kPlanned) << r.step;
+  const StepReport* torch = LastReport(*result, "torch");
+  ASSERT_EQ(torch->commands.size(), 1u);
+  EXPECT_EQ(torch->commands[0].argv.back(), "https://download.pytorch.org/whl/cu130");
+  const StepReport* cuda = LastReport(*result, "cuda");
+  EXPECT_EQ(cuda->commands.back().argv,
+            (std::vector<std::string>{"write", config.system_root + "/etc/profile.d/gpuctl-cuda.sh"}));
+  const StepReport* ext = LastReport(*result, "ext");
+  ASSERT_EQ(ext->commands.size(), 1u);
+  EXPECT_EQ(ext->commands[0].env.at("FLASH_ATTN_CUDA_ARCHS"), "90");
+  EXPECT_EQ(builds->builds.size(), 0u);
+}
+
+TEST_F(ProvisionStandinTest, RebootIsNeededWhenTheLoadedModuleDiffersFromTheInstalledDriver) {
+  facts.kernel_module_version = "580.159.04";
+  ProvisionOptions options;
+  options.steps = {"driver"};
+  auto result = Provision(options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->ok);
+  EXPECT_TRUE(result->reboot_required);
+  const StepReport* driver = LastReport(*result, "driver");
+  ASSERT_FALSE(driver->notes.empty());
+  EXPECT_THAT(driver->notes[0], HasSubstr("reboot needed: the loaded kernel module is 580.159.04"));
+}
+
+}  // namespace
+}  // namespace gpuctl::provision
