@@ -26,6 +26,7 @@
 #include "daemon/server/agent_server.h"
 #include "daemon/server/guard_setup.h"
 #include "daemon/service/agent_service.h"
+#include "daemon/service/probe_convert.h"
 
 namespace {
 
@@ -107,7 +108,8 @@ int main(int argc, char** argv) {
   train::JobSupervisor jobs(job_options, *tmux, *processes, *runner, clock);
   jobs.Start();
   daemon::WorkQueue slow_calls(/*workers=*/2, /*max_queued=*/32);
-  daemon::AgentService agent_service(sampler, health_hub, jobs, slow_calls, event_log);
+  provision::HostProber prober(host_fs, *runner, daemon::DefaultProbeOptions());
+  daemon::AgentService agent_service(sampler, health_hub, jobs, slow_calls, event_log, prober);
 
   Result<std::unique_ptr<daemon::AgentServer>> server =
       daemon::AgentServer::Start(config, {&agent_service});

@@ -105,7 +105,11 @@ struct ProbeOptions {
 
 class HostProber {
  public:
-  HostProber(const sys::HostFs& fs, sys::CommandRunner& runner) : fs_(fs), runner_(runner) {}
+  // `defaults`: the agent's settings (home, PATH, timeouts) that each request
+  // starts from.
+  HostProber(const sys::HostFs& fs, sys::CommandRunner& runner, ProbeOptions defaults = {})
+      : fs_(fs), runner_(runner), defaults_(std::move(defaults)) {}
+  const ProbeOptions& defaults() const { return defaults_; }
   // Never fails: see `notes`. Runs programs, so it takes seconds: keep it off
   // threads that must not block.
   HostProbe Probe(const ProbeOptions& options) const;
@@ -113,6 +117,7 @@ class HostProber {
  private:
   const sys::HostFs& fs_;
   sys::CommandRunner& runner_;
+  ProbeOptions defaults_;
 };
 
 }  // namespace gpuctl::provision

@@ -6,6 +6,7 @@
 
 #include "agents/events/event_log.h"
 #include "agents/health/health_sampler.h"
+#include "agents/provision/host_probe.h"
 #include "agents/train/job_supervisor.h"
 #include "daemon/service/health_watch.h"
 #include "daemon/service/work_queue.h"
@@ -16,7 +17,7 @@ namespace gpuctl::daemon {
 class AgentService final : public v1::Agent::CallbackService {
  public:
   AgentService(health::HealthSampler& sampler, HealthWatchHub& health_hub, train::JobSupervisor& jobs,
-               WorkQueue& slow_calls, events::EventLog& events);
+               WorkQueue& slow_calls, events::EventLog& events, const provision::HostProber& prober);
 
   grpc::ServerUnaryReactor* GetHealth(grpc::CallbackServerContext* context,
                                       const v1::GetHealthRequest* request,
@@ -40,12 +41,17 @@ class AgentService final : public v1::Agent::CallbackService {
   grpc::ServerWriteReactor<v1::AgentEvent>* WatchEvents(grpc::CallbackServerContext* context,
                                                         const v1::WatchEventsRequest* request) override;
 
+  // Host probe (probe_handlers.cc).
+  grpc::ServerUnaryReactor* Probe(grpc::CallbackServerContext* context, const v1::ProbeRequest* request,
+                                  v1::HostProbe* response) override;
+
  private:
   health::HealthSampler& sampler_;
   HealthWatchHub& health_hub_;
   train::JobSupervisor& jobs_;
   WorkQueue& slow_calls_;
   events::EventLog& events_;
+  const provision::HostProber& prober_;
 };
 
 // A health sample on the wire; the hub and GetHealth share it.
