@@ -35,6 +35,8 @@ namespace {
 constexpr std::chrono::milliseconds kStartJobTimeout{30'000};
 // The agent answers a stop after the grace period and the SIGKILL that follows it.
 constexpr std::chrono::milliseconds kStopSlack{15'000};
+// Importing torch from a cold page cache takes tens of seconds per venv.
+constexpr std::chrono::milliseconds kProbeTimeout{300'000};
 
 void SetDeadline(grpc::ClientContext& context, std::chrono::milliseconds timeout) {
   context.set_deadline(std::chrono::system_clock::now() + timeout);
@@ -68,6 +70,15 @@ Status AgentClient::FromGrpc(const grpc::Status& status) const {
       return Status(ErrorCode::kPermissionDenied, status.error_message() + " (is the socket yours? try sudo)");
     default: return Internal("gpuctld at " + address_ + ": " + status.error_message());
   }
+}
+
+Result<v1::HostProbe> AgentClient::Probe(const v1::ProbeRequest& request) {
+  grpc::ClientContext context;
+  SetDeadline(context, std::max(call_timeout_, kProbeTimeout));
+  v1::HostProbe probe;
+  grpc::Status status = stub_->Probe(&context, request, &probe);
+  if (!status.ok()) return FromGrpc(status);
+  return probe;
 }
 
 Result<v1::HealthSnapshot> AgentClient::GetHealth() {

@@ -49,6 +49,9 @@ class AgentClient {
   Status WatchEvents(const v1::WatchEventsRequest& request,
                      const std::function<bool(const v1::AgentEvent&)>& on_event);
 
+  // The host probe. Slow (it runs each venv's python): up to kProbeTimeout.
+  Result<v1::HostProbe> Probe(const v1::ProbeRequest& request);
+
   // Maps a gRPC status to ours; UNAVAILABLE becomes an "agent unreachable"
   // message naming the address and how to start the agent.
   Status FromGrpc(const grpc::Status& status) const;

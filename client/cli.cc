@@ -8,6 +8,7 @@
 #include "client/commands/events_command.h"
 #include "client/commands/health_command.h"
 #include "client/commands/node_command.h"
+#include "client/commands/probe_command.h"
 #include "client/commands/train_command.h"
 
 namespace gpuctl::client {
@@ -28,6 +29,7 @@ int RunCli(const std::vector<std::string>& args, Console& console, const std::st
   AddHealthCommand(app, context);
   AddTrainCommand(app, context);
   AddEventsCommand(app, context);
+  AddProbeCommand(app, context);
   AddNodeCommand(app, context);
 
   // CLI11 wants argv[0] first and parses back to front.

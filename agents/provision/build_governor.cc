@@ -60,7 +60,8 @@ Result<std::string> ArchFromComputeCapability(std::string_view capability) {
 Result<std::string> TorchArchFromArch(std::string_view arch) {
   std::string_view digits, suffix;
   if (!SplitArch(arch, digits, suffix)) {
-    return InvalidArgument("'" + std::string(arch) + "' is not a CUDA arch (digits like 90 or 100, optional suffix a/f)");
+    return InvalidArgument("'" + std::string(arch) +
+                           "' is not a CUDA arch (digits like 90 or 100, optional suffix a/f)");
   }
   return std::string(digits.substr(0, digits.size() - 1)) + "." + std::string(digits.substr(digits.size() - 1)) +
          std::string(suffix);

@@ -22,19 +22,21 @@ std::string FirstLine(const std::string& text) {
 
 }  // namespace
 
-std::optional<sys::CommandOutput> ProbeContext::Run(const std::vector<std::string>& argv, bool quiet_when_missing,
+std::optional<sys::CommandOutput> ProbeContext::Run(const std::vector<std::string>& argv, NoteFailure note,
                                                     std::optional<std::chrono::milliseconds> timeout) {
   sys::RunOptions run_options;
   run_options.timeout = timeout.value_or(options.command_timeout);
   run_options.max_output_bytes = 1 << 20;
   Result<sys::CommandOutput> output = runner.Run(argv, run_options);
   if (!output.ok()) {
-    if (!(quiet_when_missing && output.status().code() == ErrorCode::kNotFound)) {
+    bool missing = output.status().code() == ErrorCode::kNotFound;
+    if (note == NoteFailure::kAlways || (note == NoteFailure::kUnlessMissing && !missing)) {
       Note("'" + Describe(argv) + "': " + output.status().message());
     }
     return std::nullopt;
   }
   if (output->exit_code != 0) {
+    if (note == NoteFailure::kNever) return std::nullopt;
     std::string said = FirstLine(output->stderr_text.empty() ? output->stdout_text : output->stderr_text);
     Note("'" + Describe(argv) + "' exited " +
          (output->exit_code < 0 ? "on signal " + std::to_string(output->term_signal)

@@ -16,11 +16,13 @@ struct ProbeContext {
   const ProbeOptions& options;
   HostProbe& probe;
 
+  // When a failed run is worth a note of its own (callers that explain the
+  // failure better themselves say so).
+  enum class NoteFailure { kAlways, kUnlessMissing, kNever };
   // Runs argv with the command timeout (or `timeout`). Returns its output
-  // when it ran and exited 0; otherwise nullopt, and a note naming the
-  // program and what happened unless `quiet_when_missing` and it is not
-  // installed.
-  std::optional<sys::CommandOutput> Run(const std::vector<std::string>& argv, bool quiet_when_missing = false,
+  // when it ran and exited 0; otherwise nullopt, with a note naming the
+  // program and what happened as `note` says.
+  std::optional<sys::CommandOutput> Run(const std::vector<std::string>& argv, NoteFailure note = NoteFailure::kAlways,
                                         std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   bool Exists(const std::string& host_path) const;  // under the HostFs root
   void Note(std::string note) { probe.notes.push_back(std::move(note)); }

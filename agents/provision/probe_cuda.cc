@@ -10,8 +10,8 @@
 namespace gpuctl::provision {
 namespace {
 
-std::optional<NvccRelease> RunNvcc(ProbeContext& ctx, const std::string& nvcc, bool quiet_when_missing) {
-  std::optional<sys::CommandOutput> out = ctx.Run({nvcc, "--version"}, quiet_when_missing);
+std::optional<NvccRelease> RunNvcc(ProbeContext& ctx, const std::string& nvcc, ProbeContext::NoteFailure note) {
+  std::optional<sys::CommandOutput> out = ctx.Run({nvcc, "--version"}, note);
   if (!out) return std::nullopt;
   std::optional<NvccRelease> release = ParseNvccVersion(out->stdout_text);
   if (!release) ctx.Note("'" + nvcc + " --version' printed no 'release X.Y'");
@@ -49,14 +49,14 @@ void ProbeCuda(ProbeContext& ctx) {
       ctx.Note(home + " has no bin/nvcc (a partial install?)");
       continue;
     }
-    if (std::optional<NvccRelease> release = RunNvcc(ctx, ctx.fs.Path(nvcc), false)) {
+    if (std::optional<NvccRelease> release = RunNvcc(ctx, ctx.fs.Path(nvcc), ProbeContext::NoteFailure::kAlways)) {
       ctx.probe.cuda_toolkits.push_back({.path = home, .version = release->version, .build = release->build});
     }
   }
   // The nvcc on PATH, when it is another toolkit than those above.
   std::string nvcc = sys::FindExecutable("nvcc", ctx.options.path_env);
   std::optional<NvccRelease> release;
-  if (!nvcc.empty()) release = RunNvcc(ctx, nvcc, /*quiet_when_missing=*/true);
+  if (!nvcc.empty()) release = RunNvcc(ctx, nvcc, ProbeContext::NoteFailure::kUnlessMissing);
   if (release && !AlreadyListed(ctx.probe, *release)) {
     ctx.probe.cuda_toolkits.push_back({.path = ToolkitHome(nvcc), .version = release->version,
                                        .build = release->build});

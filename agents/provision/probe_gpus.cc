@@ -16,7 +16,7 @@ constexpr const char* kLibraryDirs[] = {"usr/lib/x86_64-linux-gnu", "usr/lib/aar
                                         "usr/lib"};
 
 void ProbePciGpus(ProbeContext& ctx) {
-  std::optional<sys::CommandOutput> lspci = ctx.Run({"lspci", "-nn", "-D"});
+  std::optional<sys::CommandOutput> lspci = ctx.Run({"lspci", "-nn", "-D"}, ProbeContext::NoteFailure::kUnlessMissing);
   if (lspci) {
     for (PciDevice& device : ParseLspciNvidiaGpus(lspci->stdout_text)) {
       ctx.probe.gpus.push_back({.pci_address = device.address, .pci_class = device.class_code,
@@ -84,8 +84,8 @@ void ProbeLibrary(ProbeContext& ctx) {
   std::string& version = ctx.probe.driver_library_version;
   version = ctx.options.driver.library_version;
   if (version.empty()) {
-    std::optional<sys::CommandOutput> smi =
-        ctx.Run({"nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"}, /*quiet_when_missing=*/true);
+    std::optional<sys::CommandOutput> smi = ctx.Run({"nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"},
+                                                    ProbeContext::NoteFailure::kUnlessMissing);
     if (smi) version = ParseNvidiaSmiDriverVersion(smi->stdout_text).value_or("");
   }
   // nvidia-smi refuses to run on a mismatch; the library's file name still tells.

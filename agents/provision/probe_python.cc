@@ -15,7 +15,7 @@ void ProbeUv(ProbeContext& ctx) {
   if (!ctx.options.home_dir.empty()) candidates.push_back(ctx.fs.Path(ctx.options.home_dir + "/.local/bin/uv"));
   for (const std::string& uv : candidates) {
     if (uv != "uv" && !sys::IsExecutableFile(uv)) continue;
-    std::optional<sys::CommandOutput> out = ctx.Run({uv, "--version"}, /*quiet_when_missing=*/true);
+    std::optional<sys::CommandOutput> out = ctx.Run({uv, "--version"}, ProbeContext::NoteFailure::kUnlessMissing);
     if (!out) continue;
     ctx.probe.uv_version = ParseUvVersion(out->stdout_text).value_or("");
     if (!ctx.probe.uv_version.empty()) return;
@@ -25,7 +25,7 @@ void ProbeUv(ProbeContext& ctx) {
 }
 
 void ProbeSystemPython(ProbeContext& ctx) {
-  std::optional<sys::CommandOutput> out = ctx.Run({"python3", "--version"}, /*quiet_when_missing=*/true);
+  std::optional<sys::CommandOutput> out = ctx.Run({"python3", "--version"}, ProbeContext::NoteFailure::kUnlessMissing);
   if (!out) {
     ctx.Note("python3 not found");
     return;
@@ -56,7 +56,8 @@ void ProbeVenv(ProbeContext& ctx, const std::string& venv, bool requested) {
   PythonVenv found;
   found.path = venv;
   std::optional<sys::CommandOutput> out =
-      ctx.Run({ctx.fs.Path(python), "-c", kTorchReportScript}, false, ctx.options.python_timeout);
+      ctx.Run({ctx.fs.Path(python), "-c", kTorchReportScript}, ProbeContext::NoteFailure::kAlways,
+              ctx.options.python_timeout);
   if (out) {
     Result<TorchReport> report = ParseTorchReport(out->stdout_text);
     if (!report.ok()) {

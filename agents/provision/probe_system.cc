@@ -35,10 +35,13 @@ void ProbeKernel(ProbeContext& ctx) {
     return;
   }
   // Debian/Ubuntu name the package after the release; no dpkg: not Debian-like.
-  std::optional<sys::CommandOutput> dpkg =
-      ctx.Run({"dpkg-query", "-W", "-f=${Status}", "linux-headers-" + release}, /*quiet_when_missing=*/true);
+  // A failure means "not installed", which the note below says.
+  std::optional<sys::CommandOutput> dpkg = ctx.Run({"dpkg-query", "-W", "-f=${Status}", "linux-headers-" + release},
+                                                   ProbeContext::NoteFailure::kNever);
   ctx.probe.kernel_headers_installed = dpkg && dpkg->stdout_text.find("install ok installed") != std::string::npos;
-  if (!ctx.probe.kernel_headers_installed) ctx.Note("no kernel headers for " + release + " (the driver's module build needs them)");
+  if (!ctx.probe.kernel_headers_installed) {
+    ctx.Note("no kernel headers for " + release + " (the driver's module build needs them)");
+  }
 }
 
 void ProbeResources(ProbeContext& ctx) {
