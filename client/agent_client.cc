@@ -149,6 +149,13 @@ Status AgentClient::StreamLogs(const v1::StreamLogsRequest& request,
   return FromGrpc(DrainStream(context, *reader, on_chunk));
 }
 
+Status AgentClient::Provision(const v1::ProvisionRequest& request,
+                              const std::function<bool(const v1::ProvisionEvent&)>& on_event) {
+  grpc::ClientContext context;
+  auto reader = stub_->Provision(&context, request);
+  return FromGrpc(DrainStream(context, *reader, on_event));
+}
+
 Status AgentClient::WatchEvents(const v1::WatchEventsRequest& request,
                                 const std::function<bool(const v1::AgentEvent&)>& on_event) {
   grpc::ClientContext context;

@@ -49,6 +49,13 @@ class AgentClient {
   Status WatchEvents(const v1::WatchEventsRequest& request,
                      const std::function<bool(const v1::AgentEvent&)>& on_event);
 
+  // Provisioning: calls on_event for each event (the summary comes last)
+  // until it returns false or the stream ends. No deadline: installs and
+  // builds take as long as they take. Errors: kInvalidArgument (bad request,
+  // nothing ran), kAlreadyExists (another run is in progress), kUnavailable.
+  Status Provision(const v1::ProvisionRequest& request,
+                   const std::function<bool(const v1::ProvisionEvent&)>& on_event);
+
   // The host probe. Slow (it runs each venv's python): up to kProbeTimeout.
   Result<v1::HostProbe> Probe(const v1::ProbeRequest& request);
 

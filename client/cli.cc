@@ -9,6 +9,7 @@
 #include "client/commands/health_command.h"
 #include "client/commands/node_command.h"
 #include "client/commands/probe_command.h"
+#include "client/commands/provision_command.h"
 #include "client/commands/train_command.h"
 
 namespace gpuctl::client {
@@ -31,6 +32,7 @@ int RunCli(const std::vector<std::string>& args, Console& console, const std::st
   AddEventsCommand(app, context);
   AddProbeCommand(app, context);
   AddNodeCommand(app, context);
+  AddProvisionCommand(app, context);
 
   // CLI11 wants argv[0] first and parses back to front.
   std::vector<std::string> reversed(args.rbegin(), args.rend());

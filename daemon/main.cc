@@ -21,6 +21,9 @@
 #include "agents/sys/shutdown_signal.h"
 #include "agents/sys/systemd_notify.h"
 #include "agents/sys/tmux.h"
+#include "agents/provision/job_guarded_build.h"
+#include "agents/provision/plan_facts.h"
+#include "agents/provision/provisioner.h"
 #include "agents/train/job_supervisor.h"
 #include "daemon/config/flags.h"
 #include "daemon/server/agent_server.h"
@@ -111,6 +114,27 @@ int main(int argc, char** argv) {
   provision::HostProber prober(host_fs, *runner, daemon::DefaultProbeOptions());
   daemon::AgentService agent_service(sampler, health_hub, jobs, slow_calls, event_log, prober);
 
+  // Provisioning: facts from a probe under --provision-root (without venv
+  // imports: the steps ask the venv themselves), extension builds as jobs.
+  sys::HostFs provision_fs(config.provision_root);
+  provision::HostProber provision_prober(provision_fs, *runner, daemon::DefaultProbeOptions());
+  provision::JobGuardedBuildRunner guarded_builds(jobs);
+  provision::ProvisionConfig provision_config;
+  provision_config.state_dir = config.state_dir;
+  provision_config.system_root = config.provision_root;
+  provision_config.lxc_rootfs_template = config.lxc_rootfs;
+  provision_config.pct = config.pct;
+  if (guard_plan) {
+    provision_config.guard_reserve_bytes = guard::ReserveBytes(guard_plan->config, guard_plan->domain_total_bytes);
+  }
+  provision::Provisioner provisioner(provision_config, *runner, clock, &guarded_builds, [&provision_prober] {
+    provision::ProbeOptions options = provision_prober.defaults();
+    options.default_venvs.clear();
+    options.home_dir.clear();
+    return provision::FactsFromProbe(provision_prober.Probe(options));
+  });
+  agent_service.AttachProvisioner(provisioner);
+
   Result<std::unique_ptr<daemon::AgentServer>> server =
       daemon::AgentServer::Start(config, {&agent_service});
   if (!server.ok()) {
@@ -167,6 +191,10 @@ int main(int argc, char** argv) {
   event_log.EndSubscriptions();
   (*server)->Shutdown(clock.WallNow() + std::chrono::milliseconds(1000));
   slow_calls.Shutdown();
+  // A provisioning command in flight (dpkg) is left to finish, not killed.
+  if (!provisioner.StopAndWait(std::chrono::milliseconds(500))) {
+    spdlog::warn("a provisioning command is still running; it is left to finish on its own");
+  }
   jobs.Shutdown();  // the jobs themselves keep running in tmux
   spdlog::info("stopped");
   spdlog::shutdown();

@@ -51,9 +51,9 @@ CommandLine DescribeAction(const StepContext& context, const StepAction& action)
 }
 
 std::optional<StepFailure> ExecuteActions(const StepContext& context, const std::vector<StepAction>& actions,
-                                          const std::atomic<bool>* cancel) {
+                                          const std::function<bool()>& cancelled) {
   for (const StepAction& action : actions) {
-    if (cancel != nullptr && cancel->load()) {
+    if (cancelled()) {
       StepFailure stopped;
       stopped.command = DescribeAction(context, action);
       stopped.message = "cancelled before '" + FormatCommandLine(stopped.command) + "'; rerun to continue";

@@ -4,7 +4,7 @@
 // exit status and the tail of its output.
 #pragma once
 
-#include <atomic>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -17,7 +17,8 @@ namespace gpuctl::provision {
 CommandLine DescribeAction(const StepContext& context, const StepAction& action);
 
 // nullopt when every action succeeded.
+// `cancelled` is asked before each action.
 std::optional<StepFailure> ExecuteActions(const StepContext& context, const std::vector<StepAction>& actions,
-                                          const std::atomic<bool>* cancel);
+                                          const std::function<bool()>& cancelled);
 
 }  // namespace gpuctl::provision

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "agents/sys/command_runner.h"
+#include "agents/provision/host_probe.h"
 #include "agents/sys/host_fs.h"
 
 namespace gpuctl::provision {
@@ -35,17 +35,8 @@ struct OsRelease {
 // ID= and VERSION_ID= of an os-release file (quotes removed).
 OsRelease ParseOsRelease(std::string_view text);
 
-struct NvidiaModule {
-  std::string version;  // "590.44.01"
-  bool open = false;    // "Open Kernel Module" rather than the proprietary one
-};
-// The first line of /proc/driver/nvidia/version: "NVRM version: NVIDIA UNIX
-// Open Kernel Module for x86_64  590.44.01  Release Build ...".
-std::optional<NvidiaModule> ParseNvidiaModuleVersion(std::string_view text);
-
-// The host's facts, read under `host` (its root is the system root). GPUs come
-// from `nvidia-smi --query-gpu=compute_cap` when it answers, else none.
-PlanFacts ReadPlanFacts(const sys::HostFs& host, sys::CommandRunner& runner);
+// The facts the plan needs, from the host probe (host_probe.h).
+PlanFacts FactsFromProbe(const HostProbe& probe);
 
 // For steps that run inside a Proxmox container: the container's OS (from its
 // root filesystem) with the host's kernel module, GPUs, memory and CPUs.

@@ -110,11 +110,7 @@ StepFailure FailureFromStatus(const Status& status) {
 
 Provisioner::Provisioner(ProvisionConfig config, sys::CommandRunner& runner, const sys::Clock& clock,
                          GuardedBuildRunner* builds, FactsSource facts)
-    : config_(std::move(config)), runner_(runner), clock_(clock), builds_(builds), facts_(std::move(facts)) {
-  if (!facts_) {
-    facts_ = [this] { return ReadPlanFacts(sys::HostFs(config_.system_root), runner_); };
-  }
-}
+    : config_(std::move(config)), runner_(runner), clock_(clock), builds_(builds), facts_(std::move(facts)) {}
 
 Result<ProvisionResult> Provisioner::Run(const ProvisionOptions& requested, const StepReportSink& sink,
                                          const std::atomic<bool>* cancel) {
@@ -122,10 +118,12 @@ Result<ProvisionResult> Provisioner::Run(const ProvisionOptions& requested, cons
   if (!normalized.ok()) return normalized.status();
   const ProvisionOptions& options = *normalized;
   std::unique_lock run_lock(run_mutex_, std::try_to_lock);
+  if (stopping_) return Unavailable("the agent is shutting down");
   if (!run_lock.owns_lock()) {
     return Status(ErrorCode::kAlreadyExists, "a provisioning run is already in progress on this agent; wait for it to end");
   }
   const auto start = clock_.SteadyNow();
+  auto cancelled = [this, cancel] { return stopping_.load() || (cancel != nullptr && cancel->load()); };
 
   const std::string state_path = ProvisionStatePath(config_.state_dir);
   auto previous = LoadProvisionState(state_path);
@@ -194,22 +192,24 @@ Result<ProvisionResult> Provisioner::Run(const ProvisionOptions& requested, cons
     recorder.Report(report);
     if (options.dry_run) continue;
 
+    const std::vector<std::string> planned_notes = report.notes;
     report.commands.clear();
+    report.notes.clear();
     report.phase = StepPhase::kRunning;
     recorder.Report(report);
-    if (auto failure = ExecuteActions(context, plan->actions, cancel)) {
-      fail(std::move(*failure), report.notes);
+    if (auto failure = ExecuteActions(context, plan->actions, cancelled)) {
+      fail(std::move(*failure), planned_notes);
       break;
     }
     auto verify = step->Check();
     if (!verify.ok()) {
-      fail(FailureFromStatus(verify.status()), report.notes);
+      fail(FailureFromStatus(verify.status()), planned_notes);
       break;
     }
     if (!verify->done) {
       StepFailure failure;
       failure.message = "applied, but the check still finds it not done: " + verify->detail;
-      fail(std::move(failure), report.notes);
+      fail(std::move(failure), planned_notes);
       break;
     }
     if (verify->reboot_required) result.reboot_required = true;
@@ -224,6 +224,12 @@ Result<ProvisionResult> Provisioner::Run(const ProvisionOptions& requested, cons
   result.ok = result.failed_step.empty();
   result.elapsed_ms = MsSince(clock_, start);
   return std::move(result);
+}
+
+bool Provisioner::StopAndWait(std::chrono::milliseconds wait) {
+  stopping_ = true;
+  std::unique_lock idle(run_mutex_, std::defer_lock);
+  return idle.try_lock_for(wait);
 }
 
 }  // namespace gpuctl::provision

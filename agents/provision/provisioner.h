@@ -25,7 +25,7 @@ class Provisioner {
  public:
   // `builds` may be null: extension builds then run as plain commands.
   Provisioner(ProvisionConfig config, sys::CommandRunner& runner, const sys::Clock& clock,
-              GuardedBuildRunner* builds, FactsSource facts = {});
+              GuardedBuildRunner* builds, FactsSource facts);
 
   // Reports each step's phases to `sink` as they happen (from this thread) and
   // returns the summary. A step failure is a result with ok=false, not an
@@ -37,13 +37,19 @@ class Provisioner {
 
   const ProvisionConfig& config() const { return config_; }
 
+  // Agent shutdown: runs stop before their next action. True when no run is
+  // left after `wait` (a command in flight is not killed: a half-run dpkg is
+  // worse than a late exit).
+  bool StopAndWait(std::chrono::milliseconds wait);
+
  private:
   ProvisionConfig config_;
   sys::CommandRunner& runner_;
   const sys::Clock& clock_;
   GuardedBuildRunner* builds_;
   FactsSource facts_;
-  std::mutex run_mutex_;
+  std::timed_mutex run_mutex_;
+  std::atomic<bool> stopping_{false};
 };
 
 }  // namespace gpuctl::provision

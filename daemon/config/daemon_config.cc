@@ -85,6 +85,7 @@ Status LoadConfigFile(const std::string& path, DaemonConfig& config) {
       else if (key == "tmux_socket") config.tmux_socket = value.get<std::string>();
       else if (key == "pct") config.pct = value.get<std::string>();
       else if (key == "lxc_rootfs") config.lxc_rootfs = value.get<std::string>();
+      else if (key == "provision_root") config.provision_root = value.get<std::string>();
       else if (key == "guard") config.guard = value.get<bool>();
       else if (key == "guard_domain") config.guard_domain = value.get<std::string>();
       else if (key == "guard_reserve") config.guard_reserve = value.get<std::string>();
@@ -94,7 +95,7 @@ Status LoadConfigFile(const std::string& path, DaemonConfig& config) {
       else if (key == "lock_memory") config.lock_memory = value.get<bool>();
       else {
         return InvalidArgument("config file " + path + ": unknown key '" + key +
-                               "' (known: listen, state_dir, log_level, nvml_library, nvidia_smi, gpu_max_age_ms, tmux_socket, pct, lxc_rootfs, guard, guard_domain, guard_reserve, guard_unmanaged, "
+                               "' (known: listen, state_dir, log_level, nvml_library, nvidia_smi, gpu_max_age_ms, tmux_socket, pct, lxc_rootfs, provision_root, guard, guard_domain, guard_reserve, guard_unmanaged, "
                                "guard_protect, cgroup_parent, lock_memory)");
       }
     }
@@ -125,6 +126,9 @@ Status Validate(const DaemonConfig& config) {
   }
   if (!config.cgroup_parent.empty() && config.cgroup_parent.front() != '/') {
     return InvalidArgument("--cgroup-parent must start with '/', e.g. /gpuctl");
+  }
+  if (config.provision_root.empty() || config.provision_root.front() != '/') {
+    return InvalidArgument("--provision-root must be an absolute path (default /)");
   }
   if (config.lxc_rootfs.empty() || config.lxc_rootfs.front() != '/') {
     return InvalidArgument("--lxc-rootfs must be an absolute path template, e.g. /var/lib/lxc/{vmid}/rootfs");

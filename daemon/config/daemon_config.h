@@ -43,6 +43,9 @@ struct DaemonConfig {
   // from the host ({vmid} is replaced).
   std::string pct = "pct";
   std::string lxc_rootfs = "/var/lib/lxc/{vmid}/rootfs";
+  // Provisioning reads the host's /etc, /proc, /dev and writes /etc/profile.d
+  // under this root ("/" for real; tests give a fixture tree).
+  std::string provision_root = "/";
 
   // Memory guard (see README, "The memory guard").
   bool guard = true;

@@ -16,7 +16,7 @@ Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
 
   std::string config_file;
   std::vector<std::string> listen;
-  std::string state_dir, log_level, nvml_library, nvidia_smi, tmux_socket, pct, lxc_rootfs;
+  std::string state_dir, log_level, nvml_library, nvidia_smi, tmux_socket, pct, lxc_rootfs, provision_root;
   std::string guard, guard_domain, guard_reserve, cgroup_parent;
   std::vector<std::string> guard_protect;
   bool guard_unmanaged = false, no_lock_memory = false;
@@ -35,6 +35,8 @@ Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
   app.add_option("--pct", pct, "Proxmox pct tool for --container jobs (default: pct from PATH)");
   app.add_option("--lxc-rootfs", lxc_rootfs,
                  "Where an LXC container's root filesystem is seen from the host (default /var/lib/lxc/{vmid}/rootfs)");
+  app.add_option("--provision-root", provision_root,
+                 "Root under which provisioning reads /etc, /proc, /dev and writes /etc/profile.d (default /; for tests)");
 
   app.add_option("--guard", guard, "Memory guard: on or off (default on)")->check(CLI::IsMember({"on", "off"}));
   app.add_option("--guard-domain", guard_domain,
@@ -52,7 +54,7 @@ Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
   // A flag given twice takes its last value, as most daemons do (--listen,
   // a list, keeps them all).
   for (const char* name : {"--config", "--state-dir", "--log-level", "--nvml-library", "--nvidia-smi", "--tmux-socket", "--pct",
-                           "--lxc-rootfs", "--guard", "--guard-domain", "--guard-reserve", "--cgroup-parent"}) {
+                           "--lxc-rootfs", "--provision-root", "--guard", "--guard-domain", "--guard-reserve", "--cgroup-parent"}) {
     app.get_option(name)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
   try {
@@ -79,6 +81,7 @@ Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
   if (!tmux_socket.empty()) config.tmux_socket = tmux_socket;
   if (!pct.empty()) config.pct = pct;
   if (!lxc_rootfs.empty()) config.lxc_rootfs = lxc_rootfs;
+  if (!provision_root.empty()) config.provision_root = provision_root;
   if (!guard.empty()) config.guard = guard == "on";
   if (!guard_domain.empty()) config.guard_domain = guard_domain;
   if (!guard_reserve.empty()) config.guard_reserve = guard_reserve;

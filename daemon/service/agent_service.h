@@ -6,6 +6,7 @@
 
 #include "agents/events/event_log.h"
 #include "agents/health/health_sampler.h"
+#include "agents/provision/provisioner.h"
 #include "agents/provision/host_probe.h"
 #include "agents/train/job_supervisor.h"
 #include "daemon/service/health_watch.h"
@@ -41,6 +42,11 @@ class AgentService final : public v1::Agent::CallbackService {
   grpc::ServerWriteReactor<v1::AgentEvent>* WatchEvents(grpc::CallbackServerContext* context,
                                                         const v1::WatchEventsRequest* request) override;
 
+  // Provisioning (provision_handlers.cc); UNIMPLEMENTED until a provisioner is attached.
+  grpc::ServerWriteReactor<v1::ProvisionEvent>* Provision(grpc::CallbackServerContext* context,
+                                                          const v1::ProvisionRequest* request) override;
+  void AttachProvisioner(provision::Provisioner& provisioner) { provisioner_ = &provisioner; }
+
   // Host probe (probe_handlers.cc).
   grpc::ServerUnaryReactor* Probe(grpc::CallbackServerContext* context, const v1::ProbeRequest* request,
                                   v1::HostProbe* response) override;
@@ -52,6 +58,7 @@ class AgentService final : public v1::Agent::CallbackService {
   WorkQueue& slow_calls_;
   events::EventLog& events_;
   const provision::HostProber& prober_;
+  provision::Provisioner* provisioner_ = nullptr;
 };
 
 // A health sample on the wire; the hub and GetHealth share it.

@@ -113,17 +113,28 @@ TEST(PlanFacts, ParsesOsReleaseAndTheKernelModule) {
   OsRelease os = ParseOsRelease("PRETTY_NAME=\"Ubuntu 24.04.1 LTS\"\nID=ubuntu\nVERSION_ID=\"24.04\"\n");
   EXPECT_EQ(os.id, "ubuntu");
   EXPECT_EQ(os.version_id, "24.04");
-  auto open = ParseNvidiaModuleVersion(
-      "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  590.44.01  Release Build  "
-      "(dvs-builder@U16-I3-B03-4-3)  Tue Nov 25 2025\nGCC version:  gcc version 13.3.0\n");
-  ASSERT_TRUE(open);
-  EXPECT_EQ(open->version, "590.44.01");
-  EXPECT_TRUE(open->open);
-  auto proprietary = ParseNvidiaModuleVersion("NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.183.01  Sun May 12\n");
-  ASSERT_TRUE(proprietary);
-  EXPECT_EQ(proprietary->version, "535.183.01");
-  EXPECT_FALSE(proprietary->open);
-  EXPECT_EQ(ParseNvidiaModuleVersion(""), std::nullopt);
+}
+
+TEST(PlanFacts, ComeFromTheHostProbe) {
+  HostProbe probe;
+  probe.os_id = "ubuntu";
+  probe.os_version_id = "24.04";
+  probe.lxc_guest = true;
+  probe.driver_module = NvidiaKernelModule{"590.44.01", true};
+  probe.gpus = {ProbedGpu{"0000:17:00.0", "0302", "10de", "2335", "H200", "9.0"},
+                ProbedGpu{"0000:18:00.0", "0302", "10de", "2b85", "B200", ""}};
+  probe.mem_available_bytes = 123;
+  probe.cpus = 16;
+  PlanFacts facts = FactsFromProbe(probe);
+  EXPECT_EQ(facts.os_id, "ubuntu");
+  EXPECT_EQ(facts.os_version_id, "24.04");
+  EXPECT_TRUE(facts.lxc_guest);
+  EXPECT_EQ(facts.kernel_module_version, "590.44.01");
+  EXPECT_TRUE(facts.kernel_module_open);
+  EXPECT_EQ(facts.compute_capabilities, std::vector<std::string>{"9.0"});
+  EXPECT_EQ(facts.mem_available_bytes, 123u);
+  EXPECT_EQ(facts.cpus, 16u);
+  EXPECT_FALSE(FactsFromProbe(HostProbe{}).kernel_module_version.has_value());
 }
 
 TEST(StepTarget, FormatsCommandsForPastingAndKeepsTheOutputTail) {

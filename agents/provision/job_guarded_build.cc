@@ -1,0 +1,63 @@
+#include "agents/provision/job_guarded_build.h"
+
+#include <thread>
+
+#include "agents/sys/files.h"
+
+namespace gpuctl::provision {
+namespace {
+
+constexpr size_t kTailBytes = 16 << 10;
+
+std::string LogTail(train::JobSupervisor& jobs, const std::string& name) {
+  auto source = jobs.GetLogSource(name);
+  if (!source.ok()) return {};
+  auto size = sys::FileSize(source->path);
+  if (!size.ok()) return {};
+  uint64_t from = *size > kTailBytes ? *size - kTailBytes : 0;
+  return sys::ReadFileRange(source->path, from, kTailBytes).value_or("");
+}
+
+}  // namespace
+
+JobGuardedBuildRunner::JobGuardedBuildRunner(train::JobSupervisor& jobs, std::chrono::milliseconds poll)
+    : jobs_(jobs), poll_(poll) {}
+
+Result<sys::CommandOutput> JobGuardedBuildRunner::Run(const GuardedBuild& build) {
+  train::JobSpec spec;
+  spec.name = build.name;
+  spec.command = build.argv;
+  spec.env = build.env;
+  spec.container = build.container;
+  if (build.mem_limit_bytes > 0) spec.mem_limit_bytes = build.mem_limit_bytes;
+  auto started = jobs_.StartJob(spec);
+  if (!started.ok()) return started.status().Wrap("starting the build as job '" + build.name + "'");
+
+  // Builds take minutes to hours; a poll every half second costs nothing.
+  const auto deadline = std::chrono::steady_clock::now() + build.timeout;
+  for (;;) {
+    auto job = jobs_.GetJob(build.name);
+    if (!job.ok()) return job.status();
+    if (!train::IsActive(job->state)) {
+      sys::CommandOutput output;
+      output.exit_code = job->exit_code.value_or(-1);
+      output.term_signal = job->term_signal.value_or(0);
+      output.stdout_text = LogTail(jobs_, build.name);
+      if (job->state != train::JobState::kSucceeded && job->state != train::JobState::kFailed) {
+        output.stderr_text = "build job '" + build.name + "' ended " + train::JobStateName(job->state) +
+                             (job->state_reason.empty() ? "" : ": " + job->state_reason);
+        if (output.exit_code == 0) output.exit_code = -1;
+      }
+      return output;
+    }
+    if (build.timeout.count() > 0 && std::chrono::steady_clock::now() > deadline) {
+      (void)jobs_.StopJob(build.name, std::chrono::seconds(30));
+      return Unavailable("build job '" + build.name + "' did not finish within " +
+                         std::to_string(std::chrono::duration_cast<std::chrono::minutes>(build.timeout).count()) +
+                         " min and was stopped");
+    }
+    std::this_thread::sleep_for(poll_);
+  }
+}
+
+}  // namespace gpuctl::provision
