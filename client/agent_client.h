@@ -21,6 +21,9 @@ class AgentClient {
                        std::chrono::milliseconds call_timeout = std::chrono::seconds(10));
 
   const std::string& address() const { return address_; }
+  // Keeps `resource` alive as long as this client: the SSH tunnel behind a
+  // node's address must outlive the gRPC channel that dials it.
+  void KeepAlive(std::shared_ptr<void> resource) { keepalive_ = std::move(resource); }
 
   Result<v1::HealthSnapshot> GetHealth();
   // Calls on_snapshot for each snapshot until it returns false, the stream
@@ -64,6 +67,7 @@ class AgentClient {
   Status FromGrpc(const grpc::Status& status) const;
 
  private:
+  std::shared_ptr<void> keepalive_;  // first member: destroyed after the channel
   std::string address_;
   std::chrono::milliseconds call_timeout_;
   std::shared_ptr<grpc::Channel> channel_;

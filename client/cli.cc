@@ -7,6 +7,7 @@
 #include "client/commands/command_context.h"
 #include "client/commands/events_command.h"
 #include "client/commands/health_command.h"
+#include "client/commands/node_bootstrap_command.h"
 #include "client/commands/node_command.h"
 #include "client/commands/probe_command.h"
 #include "client/commands/provision_command.h"
@@ -23,6 +24,12 @@ int RunCli(const std::vector<std::string>& args, Console& console, const std::st
   app.set_version_flag("--version", std::string("gpuctl ") + GPUCTL_VERSION);
   app.add_option("--agent", context.global.agent,
                  "Agent address: unix:PATH or HOST:PORT (default $GPUCTL_AGENT, else unix:/run/gpuctl/gpuctld.sock)");
+  app.add_option("--node", context.global.node,
+                 "Reach the agent of this node (gpuctl node add) through SSH (default $GPUCTL_NODE)")
+      ->envname("GPUCTL_NODE");
+  app.add_flag("--accept-new-host-key", context.global.accept_new_host_key,
+               "Record an unknown SSH host key in known_hosts instead of refusing it (a changed key is always "
+               "refused)");
   app.add_option("-o,--output", context.global.output, "Output format: text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
@@ -33,6 +40,7 @@ int RunCli(const std::vector<std::string>& args, Console& console, const std::st
   AddProbeCommand(app, context);
   AddNodeCommand(app, context);
   AddProvisionCommand(app, context);
+  AddNodeBootstrapCommand(*app.get_subcommand("node"), context);
 
   // CLI11 wants argv[0] first and parses back to front.
   std::vector<std::string> reversed(args.rbegin(), args.rend());

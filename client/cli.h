@@ -13,6 +13,8 @@ enum class OutputFormat { kText, kJson };
 // Flags every command shares, filled before a subcommand runs.
 struct GlobalOptions {
   std::string agent;  // as given; resolved with $GPUCTL_AGENT and the default
+  std::string node;   // --node NAME (or $GPUCTL_NODE): reach that node's agent over SSH
+  bool accept_new_host_key = false;  // record an unknown SSH host key instead of refusing it
   std::string output = "text";
   OutputFormat format() const { return output == "json" ? OutputFormat::kJson : OutputFormat::kText; }
 };

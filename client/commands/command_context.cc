@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "client/agent_address.h"
+#include "client/node/node_connect.h"
 
 namespace gpuctl::client {
 
@@ -21,6 +22,12 @@ int ExitCodeFor(const Status& status) {
 }
 
 Result<std::unique_ptr<AgentClient>> CommandContext::ConnectAgent() const {
+  if (!global.node.empty()) {
+    if (!global.agent.empty()) {
+      return InvalidArgument("give either --node or --agent, not both");
+    }
+    return ConnectNode(*this, global.node, {});
+  }
   Result<std::string> address = NormalizeAgentAddress(ChooseAgentAddress(global.agent, env_agent));
   if (!address.ok()) return address.status();
   return std::make_unique<AgentClient>(*address);

@@ -1,13 +1,36 @@
 #include "client/node/node_connect.h"
 
+#include <cstdlib>
+
 #include "client/commands/command_context.h"
+#include "client/node/agent_over_ssh.h"
+#include "client/node/bootstrap.h"
+#include "client/node/node_ssh.h"
+#include "client/node/node_store.h"
 
 namespace gpuctl::client {
 
-// Placeholder until the SSH layer lands (issue 5): says so instead of pretending.
-Result<std::unique_ptr<AgentClient>> ConnectNode(const CommandContext&, const std::string& name,
-                                                 const NodeConnectOptions&) {
-  return Status(ErrorCode::kFailedPrecondition, "reaching node '" + name + "' over SSH is not built yet");
+Result<std::unique_ptr<AgentClient>> ConnectNode(const CommandContext& context, const std::string& name,
+                                                 const NodeConnectOptions& options) {
+  Result<Node> node = FindNode(name);
+  if (!node.ok()) return node.status();
+  Result<AgentLayout> layout = AgentLayoutFor(node->agent_prefix);
+  if (!layout.ok()) return layout.status();
+  Result<std::shared_ptr<ssh::SshSession>> session = ConnectNodeSsh(*node, context.global.accept_new_host_key);
+  if (!session.ok()) return session.status();
+  if (options.bootstrap) {
+    BootstrapOptions bootstrap;
+    bootstrap.layout = *layout;
+    Result<BootstrapResult> booted = BootstrapAgent(*session, bootstrap, context.console.err);
+    if (!booted.ok()) return booted.status();
+    return std::move(booted->client);
+  }
+  Result<std::unique_ptr<AgentClient>> client = AgentClientOverSsh(*session, layout->socket);
+  if (!client.ok()) {
+    return Status(client.status().code(),
+                  client.status().message() + "; install or start it with: gpuctl node bootstrap " + name);
+  }
+  return client;
 }
 
 }  // namespace gpuctl::client

@@ -28,6 +28,7 @@ nlohmann::json ToJson(const Node& node) {
   if (node.port) j["port"] = *node.port;
   if (!node.identity_file.empty()) j["identity_file"] = node.identity_file;
   if (node.container_vmid) j["container"] = *node.container_vmid;
+  if (!node.agent_prefix.empty()) j["agent_prefix"] = node.agent_prefix;
   return j;
 }
 
@@ -39,6 +40,7 @@ Node FromJson(const nlohmann::json& j) {
   if (j.contains("port")) node.port = j.at("port").get<int>();
   node.identity_file = j.value("identity_file", "");
   if (j.contains("container")) node.container_vmid = j.at("container").get<int>();
+  node.agent_prefix = j.value("agent_prefix", "");
   return node;
 }
 

@@ -18,6 +18,10 @@ struct Node {
   std::optional<int> port;    // empty: from ~/.ssh/config, else 22
   std::string identity_file;  // empty: ssh-agent, then ~/.ssh/config and default keys
   std::optional<int> container_vmid;  // Proxmox LXC guest on that host
+  // Where `gpuctl node bootstrap --prefix` installed the agent; empty: the
+  // system install (/usr/local/bin, /etc/gpuctl, /run/gpuctl/gpuctld.sock).
+  // The agent's socket, binary and config are found from it (AgentLayoutFor).
+  std::string agent_prefix;
 
   bool operator==(const Node&) const = default;
 };

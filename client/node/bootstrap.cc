@@ -1,0 +1,169 @@
+#include "client/node/bootstrap.h"
+
+#include <ostream>
+#include <thread>
+
+#include "agents/sys/files.h"
+#include "client/node/agent_config.h"
+#include "client/node/agent_over_ssh.h"
+#include "client/node/deploy_files.h"
+#include "client/node/local_gpuctld.h"
+#include "client/node/remote_agent_commands.h"
+#include "client/ssh/sha256.h"
+#include "client/ssh/ssh_session.h"
+#include "common/units.h"
+
+namespace gpuctl::client {
+namespace {
+
+constexpr const char* kUnitPath = "/etc/systemd/system/gpuctld.service";
+
+// Runs `command`; a non-zero exit is an error that shows what failed.
+Result<std::string> RunChecked(ssh::SshSession& session, const std::string& command, const std::string& what) {
+  Result<ssh::ExecResult> ran = session.Exec(command);
+  if (!ran.ok()) return ran.status();
+  if (ran->exit_status != 0) {
+    return FailedPrecondition(what + " on " + session.description() + " failed (exit " +
+                              std::to_string(ran->exit_status) + "): " + ran->err + ran->out);
+  }
+  return ran->out;
+}
+
+Result<int> ParsePid(const std::string& text, const std::string& what) {
+  try {
+    int pid = std::stoi(text);
+    if (pid > 0) return pid;
+  } catch (const std::exception&) {
+  }
+  return Internal(what + " printed no pid: '" + text + "'");
+}
+
+// What the agent wrote last, for errors: why it did not come up.
+std::string LogTail(ssh::SshSession& session, const AgentLayout& layout, bool systemd) {
+  Result<ssh::ExecResult> tail = session.Exec(LogTailCommand(layout, systemd));
+  if (!tail.ok()) return "(cannot read the log: " + tail.status().message() + ")";
+  return tail->out.empty() ? "(the log is empty)" : tail->out;
+}
+
+// Polls until the agent's socket exists and GetHealth answers through the
+// tunnel; fails early when the process dies.
+Result<std::unique_ptr<AgentClient>> WaitUntilAnswers(const std::shared_ptr<ssh::SshSession>& session,
+                                                      const AgentLayout& layout, int pid, bool systemd,
+                                                      std::chrono::milliseconds deadline) {
+  auto give_up_at = std::chrono::steady_clock::now() + deadline;
+  std::string last_error;
+  while (std::chrono::steady_clock::now() < give_up_at) {
+    Result<std::string> readiness = RunChecked(*session, ReadinessCommand(layout, pid), "checking the agent");
+    if (!readiness.ok()) return readiness.status();
+    if (readiness->rfind("dead", 0) == 0) {
+      return Unavailable("gpuctld (pid " + std::to_string(pid) + ") exited right after starting on " +
+                         session->description() + "; the end of its log:\n" + LogTail(*session, layout, systemd));
+    }
+    if (readiness->rfind("ready", 0) == 0) {
+      Result<std::unique_ptr<AgentClient>> client =
+          AgentClientOverSsh(session, layout.socket, std::chrono::seconds(2));
+      if (client.ok()) {
+        Result<v1::HealthSnapshot> health = (*client)->GetHealth();
+        if (health.ok()) return client;
+        last_error = health.status().message();
+      } else {
+        last_error = client.status().message();
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return Unavailable("gpuctld (pid " + std::to_string(pid) + ") on " + session->description() +
+                     " did not answer within " + FormatDuration(deadline) +
+                     (last_error.empty() ? "" : " (" + last_error + ")") + "; the end of its log:\n" +
+                     LogTail(*session, layout, systemd));
+}
+
+// The agent that runs, if it is ours and answers: the fast path.
+std::unique_ptr<AgentClient> AnsweringAgent(const std::shared_ptr<ssh::SshSession>& session,
+                                            const AgentLayout& layout) {
+  Result<std::unique_ptr<AgentClient>> client = AgentClientOverSsh(session, layout.socket, std::chrono::seconds(3));
+  if (!client.ok() || !(*client)->GetHealth().ok()) return nullptr;
+  return std::move(*client);
+}
+
+}  // namespace
+
+Result<BootstrapResult> BootstrapAgent(std::shared_ptr<ssh::SshSession> session, const BootstrapOptions& options,
+                                       std::ostream& progress) {
+  const AgentLayout& layout = options.layout;
+  Result<std::string> local_path = FindLocalGpuctld(options.gpuctld_path);
+  if (!local_path.ok()) return local_path.status();
+  Result<std::string> binary = sys::ReadWholeFile(*local_path);
+  if (!binary.ok()) return binary.status().Wrap("reading gpuctld");
+  std::string binary_sha = ssh::Sha256Hex(*binary);
+  BootstrapResult result{.client = nullptr, .build = binary_sha.substr(0, 12), .changed = false, .pid = 0};
+
+  Result<std::string> base_config = options.agent_config.empty() ? Result<std::string>(std::string(DeployedConfigFile()))
+                                                                 : sys::ReadWholeFile(options.agent_config);
+  if (!base_config.ok()) return base_config.status().Wrap("reading the agent config");
+  Result<std::string> config = AgentConfigFor(*base_config, layout);
+  if (!config.ok()) return config.status();
+
+  Result<std::string> probed = RunChecked(*session, ProbeCommand(layout), "looking at the installed agent");
+  if (!probed.ok()) return probed.status();
+  Result<RemoteAgentState> state = ParseRemoteAgentState(*probed);
+  if (!state.ok()) return state.status();
+  bool use_systemd = layout.system() && state->systemd;
+  bool running = use_systemd ? state->unit_active : state->pid.has_value();
+  bool binary_current = state->binary_sha256 == binary_sha;
+  bool config_current = !state->config_sha256.empty() &&
+                        (options.agent_config.empty() || state->config_sha256 == ssh::Sha256Hex(*config));
+
+  if (binary_current && config_current && running) {
+    if (std::unique_ptr<AgentClient> client = AnsweringAgent(session, layout)) {
+      progress << "agent answers (build " << result.build << ", unchanged)\n";
+      result.client = std::move(client);
+      result.pid = state->pid.value_or(0);
+      return result;
+    }
+    progress << "gpuctld runs on " << session->description() << " but does not answer; restarting it\n";
+  }
+  result.changed = true;
+  if (Result<std::string> made = RunChecked(*session, MakeDirsCommand(layout), "creating the agent's directories");
+      !made.ok()) {
+    return made.status();
+  }
+  if (!binary_current) {
+    progress << "uploading gpuctld (" << FormatBytes(binary->size()) << ") to " << session->description() << ":"
+             << layout.binary << "\n";
+    if (Status s = session->UploadBytes(*binary, layout.binary, 0755); !s.ok()) return s;
+  }
+  if (!config_current) {
+    progress << "installing " << layout.config << "\n";
+    if (Status s = session->UploadBytes(*config, layout.config, 0644); !s.ok()) return s;
+  }
+
+  Result<std::string> started = Status();
+  if (use_systemd) {
+    if (Status s = session->UploadBytes(DeployedUnitFile(), kUnitPath, 0644); !s.ok()) return s;
+    started = RunChecked(*session, StartSystemdCommand(), "starting gpuctld with systemd");
+  } else {
+    if (state->pid) {
+      progress << "stopping gpuctld (pid " << *state->pid << ")\n";
+      if (Result<std::string> stopped = RunChecked(*session, StopPidCommand(*state->pid), "stopping the old agent");
+          !stopped.ok()) {
+        return stopped.status();
+      }
+    }
+    started = RunChecked(*session, StartDetachedCommand(layout), "starting gpuctld");
+  }
+  if (!started.ok()) return started.status();
+  Result<int> pid = ParsePid(*started, "starting gpuctld");
+  if (!pid.ok()) return pid.status();
+  result.pid = *pid;
+  progress << "started gpuctld (pid " << *pid << (use_systemd ? ", systemd" : "") << ")\n";
+
+  Result<std::unique_ptr<AgentClient>> client =
+      WaitUntilAnswers(session, layout, *pid, use_systemd, options.answer_deadline);
+  if (!client.ok()) return client.status();
+  progress << "agent answers (build " << result.build << ")\n";
+  result.client = std::move(*client);
+  return result;
+}
+
+}  // namespace gpuctl::client
