@@ -7,7 +7,9 @@
 #                           pkg/NAME (content: the Debian version), hold/NAME
 #                         tests may pre-seed it (a toolkit already installed...)
 #   GPUCTL_STANDIN_FAIL   a word: a stand-in that changes the system (apt-get,
-#                         dpkg, curl, uv) fails when its arguments contain it
+#                         dpkg, curl, uv) fails when its arguments contain it;
+#                         without it, the word in $GPUCTL_STANDIN_STATE/fail
+#                         (so a test can change it under a running agent)
 #   GPUCTL_STANDIN_DRIVER_VERSION  the driver the repository offers (590.44.01)
 set -u
 
@@ -24,6 +26,7 @@ standin_log() {
 # standin_maybe_fail ARGS...: a mutating stand-in told to fail does, loudly.
 standin_maybe_fail() {
   local word=${GPUCTL_STANDIN_FAIL:-}
+  [[ -z $word && -f $state/fail ]] && word=$(<"$state/fail")
   [[ -z $word || " $* " != *"$word"* ]] && return 0
   echo "Reading package lists..."
   echo "Get:1 https://developer.download.nvidia.com/compute/cuda/repos $word [1.2 GB]"
