@@ -20,7 +20,8 @@ class SshdFixture : public ::testing::Test {
   void SetUp() override;
   void TearDown() override;
 
-  // (Re)starts sshd with the host key `host_key_name` (made on first use).
+  // (Re)starts sshd with the host key `host_key_name` (made on first use),
+  // on the same port as before.
   void StartSshd(const std::string& host_key_name = "host_key");
   void StopSshd();
 

@@ -54,7 +54,8 @@ void SshdFixture::StartSshd(const std::string& host_key_name) {
   StopSshd();
   std::string host_key = dir_.path() + "/" + host_key_name;
   ASSERT_NO_FATAL_FAILURE(MakeKey(host_key));
-  port_ = FreeLoopbackPort();
+  // A restart keeps the port: known_hosts names hosts by [host]:port.
+  if (port_ == 0) port_ = FreeLoopbackPort();
   std::string config = dir_.path() + "/sshd_config";
   std::ofstream(config) << "Port " << port_ << "\n"
                         << "ListenAddress 127.0.0.1\n"

@@ -1,0 +1,201 @@
+// gpuctl --node and gpuctl node bootstrap against a real sshd on 127.0.0.1:
+// this machine is bootstrapped as a node into a temporary prefix (no
+// systemd), and its agent is reached through the SSH channel only.
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "client/ssh/sha256.h"
+#include "tests/integration/sshd_fixture.h"
+
+namespace gpuctl::testing {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Exists and is no zombie: the detached agent's parent is whatever reaps
+// orphans here, which in a container may never reap it.
+bool Alive(pid_t pid) {
+  if (pid <= 0 || ::kill(pid, 0) != 0) return false;
+  std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  size_t close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+}
+
+class SshNodeTest : public SshdFixture {
+ protected:
+  void SetUp() override {
+    SshdFixture::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    // No guard (it would make memory cgroups), no mlock, no GPUs.
+    dir_.WriteFile("agent.json", "{\"guard\": false, \"lock_memory\": false, \"nvml_library\": \"" + dir_.path() +
+                                     "/no-nvml.so\", \"nvidia_smi\": \"" + dir_.path() + "/no-nvidia-smi\"}\n");
+    RunResult added = Gpuctl({"node", "add", "n1", "--host", "root@127.0.0.1:" + std::to_string(port_), "--identity",
+                              UserKey()});
+    ASSERT_EQ(added.exit_code, 0) << added.err;
+  }
+  void TearDown() override {
+    StopBootstrappedAgent();
+    SshdFixture::TearDown();
+  }
+  // The bootstrapped agent is detached from us: stop it by its pidfile.
+  void StopBootstrappedAgent() const {
+    std::string pid_text = ReadFile(Prefix() + "/run/gpuctld.pid");
+    pid_t pid = pid_text.empty() ? 0 : std::stoi(pid_text);
+    if (Alive(pid)) {
+      ::kill(pid, SIGTERM);
+      if (!WaitUntil([&] { return !Alive(pid); }, std::chrono::seconds(10))) ::kill(pid, SIGKILL);
+    }
+  }
+
+  std::string Prefix() const { return dir_.path() + "/prefix"; }
+  RunResult Gpuctl(std::vector<std::string> args) const {
+    args.insert(args.begin(), BinaryPath("gpuctl"));
+    return RunProgram(args, ClientEnv(), std::chrono::seconds(60));
+  }
+  RunResult Bootstrap(bool accept_new = false) const {
+    std::vector<std::string> args = {"-o", "json", "node", "bootstrap", "n1", "--prefix", Prefix(),
+                                     "--agent-config", dir_.path() + "/agent.json"};
+    if (accept_new) args.insert(args.begin(), "--accept-new-host-key");
+    return Gpuctl(args);
+  }
+  int PidFromFile() const { return std::stoi(ReadFile(Prefix() + "/run/gpuctld.pid")); }
+  std::string LocalBuild() const {
+    return client::ssh::Sha256Hex(ReadFile(BinaryPath("gpuctld"))).substr(0, 12);
+  }
+};
+
+TEST_F(SshNodeTest, UnknownHostKeyIsRefusedUntilAcceptedThenRecorded) {
+  RunResult refused = Bootstrap();
+  EXPECT_EQ(refused.exit_code, 1) << refused.err;
+  EXPECT_NE(refused.err.find("is not known"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find(HostKeyFingerprint("host_key")), std::string::npos) << refused.err;
+  EXPECT_FALSE(std::filesystem::exists(Prefix())) << "nothing may be installed on a refused host";
+  EXPECT_FALSE(std::filesystem::exists(KnownHosts()));
+
+  RunResult accepted = Bootstrap(/*accept_new=*/true);
+  ASSERT_EQ(accepted.exit_code, 0) << accepted.err << "\n" << SshdLog();
+  EXPECT_NE(ReadFile(KnownHosts()).find("[127.0.0.1]:" + std::to_string(port_)), std::string::npos);
+  // Recorded: the next connection needs no flag.
+  RunResult health = Gpuctl({"--node", "n1", "health"});
+  EXPECT_EQ(health.exit_code, 0) << health.err;
+}
+
+TEST_F(SshNodeTest, BootstrapStartsTheAgentAndHealthGoesThroughSsh) {
+  RunResult first = Bootstrap(/*accept_new=*/true);
+  ASSERT_EQ(first.exit_code, 0) << first.err << "\n" << ReadFile(Prefix() + "/log/gpuctld.log");
+  EXPECT_NE(first.err.find("uploading gpuctld ("), std::string::npos) << first.err;
+  int pid = PidFromFile();
+  EXPECT_TRUE(Alive(pid));
+  EXPECT_NE(first.err.find("started gpuctld (pid " + std::to_string(pid) + ")"), std::string::npos) << first.err;
+  EXPECT_NE(first.err.find("agent answers (build " + LocalBuild() + ")"), std::string::npos) << first.err;
+  nlohmann::json summary = nlohmann::json::parse(first.out);
+  EXPECT_EQ(summary["changed"], true);
+  EXPECT_EQ(summary["pid"], pid);
+  EXPECT_EQ(ReadFile(Prefix() + "/bin/gpuctld"), ReadFile(BinaryPath("gpuctld")));
+  // The agent listens only on the prefix's unix socket.
+  nlohmann::json config = nlohmann::json::parse(ReadFile(Prefix() + "/etc/gpuctld.json"));
+  EXPECT_EQ(config["listen"], nlohmann::json::array({"unix:" + Prefix() + "/run/gpuctld.sock"}));
+
+  // No --agent: the node's agent, through the SSH channel.
+  RunResult health = Gpuctl({"--node", "n1", "-o", "json", "health"});
+  ASSERT_EQ(health.exit_code, 0) << health.err;
+  nlohmann::json snapshot = nlohmann::json::parse(health.out);
+  char hostname[256] = {};
+  ::gethostname(hostname, sizeof hostname - 1);
+  EXPECT_EQ(snapshot["host"]["hostname"], hostname) << health.out;
+  EXPECT_TRUE(snapshot["gpus"].empty());
+  // A stream through the tunnel, too.
+  RunResult watched = Gpuctl({"--node", "n1", "-o", "json", "health", "--watch", "--interval", "100ms", "--count", "3"});
+  ASSERT_EQ(watched.exit_code, 0) << watched.err;
+  EXPECT_EQ(std::count(watched.out.begin(), watched.out.end(), '\n'), 3) << watched.out;
+
+  // Nothing changed: a no-op that uploads and restarts nothing.
+  RunResult second = Bootstrap();
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(second.err.find("uploading"), std::string::npos) << second.err;
+  EXPECT_EQ(second.err.find("started"), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find("agent answers (build " + LocalBuild() + ", unchanged)"), std::string::npos)
+      << second.err;
+  EXPECT_EQ(nlohmann::json::parse(second.out)["changed"], false);
+  EXPECT_EQ(PidFromFile(), pid);
+  EXPECT_TRUE(Alive(pid));
+}
+
+TEST_F(SshNodeTest, AnAgentOfAnotherBuildIsReplaced) {
+  ASSERT_EQ(Bootstrap(/*accept_new=*/true).exit_code, 0);
+  int old_pid = PidFromFile();
+  // Another build on the node: different bytes, put in place by rename
+  // (the running agent keeps its old inode).
+  std::string other = Prefix() + "/bin/gpuctld.other";
+  std::filesystem::copy_file(BinaryPath("gpuctld"), other);
+  std::ofstream(other, std::ios::app) << "another build";
+  std::filesystem::rename(other, Prefix() + "/bin/gpuctld");
+
+  RunResult replaced = Bootstrap();
+  ASSERT_EQ(replaced.exit_code, 0) << replaced.err << "\n" << ReadFile(Prefix() + "/log/gpuctld.log");
+  EXPECT_NE(replaced.err.find("uploading gpuctld"), std::string::npos) << replaced.err;
+  EXPECT_NE(replaced.err.find("stopping gpuctld (pid " + std::to_string(old_pid) + ")"), std::string::npos)
+      << replaced.err;
+  int new_pid = PidFromFile();
+  EXPECT_NE(new_pid, old_pid);
+  EXPECT_FALSE(Alive(old_pid));
+  EXPECT_TRUE(Alive(new_pid));
+  EXPECT_EQ(ReadFile(Prefix() + "/bin/gpuctld"), ReadFile(BinaryPath("gpuctld")));
+  EXPECT_EQ(Gpuctl({"--node", "n1", "health"}).exit_code, 0);
+}
+
+TEST_F(SshNodeTest, ChangedHostKeyIsRefusedLoudlyEvenWithTheAcceptFlag) {
+  ASSERT_EQ(Bootstrap(/*accept_new=*/true).exit_code, 0);
+  ASSERT_NO_FATAL_FAILURE(StartSshd("other_host_key"));
+  std::string known_before = ReadFile(KnownHosts());
+  for (bool accept_new : {false, true}) {
+    std::vector<std::string> args = {"--node", "n1", "health"};
+    if (accept_new) args.insert(args.begin(), "--accept-new-host-key");
+    RunResult refused = Gpuctl(args);
+    EXPECT_EQ(refused.exit_code, 1) << refused.err;
+    EXPECT_NE(refused.err.find("REMOTE HOST KEY CHANGED"), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find("ssh-keygen -R '[127.0.0.1]:" + std::to_string(port_) + "'"), std::string::npos)
+        << refused.err;
+  }
+  EXPECT_EQ(ReadFile(KnownHosts()), known_before);
+}
+
+TEST_F(SshNodeTest, NodeWithoutAnAgentSaysHowToBootstrapIt) {
+  ASSERT_EQ(Bootstrap(/*accept_new=*/true).exit_code, 0);
+  StopBootstrappedAgent();
+  RunResult health = Gpuctl({"--node", "n1", "health"});
+  EXPECT_EQ(health.exit_code, 3) << health.err;
+  EXPECT_NE(health.err.find("gpuctl node bootstrap n1"), std::string::npos) << health.err;
+
+  RunResult unknown = Gpuctl({"--node", "nosuchnode", "health"});
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_NE(unknown.err.find("gpuctl node add nosuchnode"), std::string::npos) << unknown.err;
+
+  RunResult both = Gpuctl({"--node", "n1", "--agent", "unix:/nonexistent.sock", "health"});
+  EXPECT_EQ(both.exit_code, 2) << both.err;
+}
+
+TEST_F(SshNodeTest, GpuctlNodeEnvironmentVariableSelectsTheNode) {
+  ASSERT_EQ(Bootstrap(/*accept_new=*/true).exit_code, 0);
+  std::map<std::string, std::string> env = ClientEnv();
+  env["GPUCTL_NODE"] = "n1";
+  RunResult health = RunProgram({BinaryPath("gpuctl"), "-o", "json", "health"}, env);
+  ASSERT_EQ(health.exit_code, 0) << health.err;
+  EXPECT_TRUE(nlohmann::json::parse(health.out).contains("host"));
+}
+
+}  // namespace
+}  // namespace gpuctl::testing
