@@ -15,6 +15,8 @@ namespace {
 // nvidia-open pins its dependencies (kernel module, libraries) to its own
 // version with "=", so holding it holds the driver as a whole.
 constexpr std::string_view kHostDriverPackage = "nvidia-open";
+// Ubuntu's user-space compute library, one package per driver branch.
+constexpr std::string_view kComputeLibraryPrefix = "libnvidia-compute-";
 
 std::string Join(const std::vector<std::string>& items, std::string_view sep) {
   std::string out;
@@ -77,6 +79,9 @@ class DriverStep final : public Step {
   Status Query() {
     std::vector<std::string> names = Packages();
     names.emplace_back(kCudaKeyringPackage);
+    // Another branch's user space (libnvidia-compute-580 under a 590 module)
+    // must be seen too: it is the mismatch, not a missing package.
+    if (Guest()) names.emplace_back(std::string(kComputeLibraryPrefix) + "[0-9]*");
     auto installed = QueryPackages(context_.target, names, context_.config.check_timeout);
     if (!installed.ok()) return installed.status();
     installed_ = *installed;
@@ -127,7 +132,14 @@ class DriverStep final : public Step {
     StepCheck check;
     std::vector<std::string> missing;
     std::vector<std::string> not_held;
-    for (const std::string& p : Packages()) {
+    std::vector<std::string> user_space = Packages();
+    for (const auto& [name, package] : installed_) {
+      if (name.rfind(kComputeLibraryPrefix, 0) == 0 && package.installed &&
+          std::find(user_space.begin(), user_space.end(), name) == user_space.end()) {
+        user_space.push_back(name);
+      }
+    }
+    for (const std::string& p : user_space) {
       auto it = installed_.find(p);
       if (it == installed_.end() || !it->second.installed) {
         missing.push_back(p);

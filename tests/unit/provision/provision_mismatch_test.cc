@@ -129,6 +129,32 @@ TEST_F(ProvisionMismatchTest, LxcGuestRefusesUserSpaceOfAnotherVersion) {
   EXPECT_EQ(Changing(TakeInvocations()), std::vector<std::string>{});
 }
 
+TEST_F(ProvisionMismatchTest, UbuntuLxcGuestWithAnotherBranchsLibraryIsRefused) {
+  facts.lxc_guest = true;  // Ubuntu 24.04, host module 590.44.01
+  Installed("cuda-keyring", "1.1-1");
+  Installed("libnvidia-compute-580", "580.95.05-0ubuntu1");
+  ProvisionOptions options;
+  options.steps = {"driver"};
+  auto result = Provision(options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->refused);
+  EXPECT_THAT(LastReport(*result, "driver")->failure->message,
+              HasSubstr("user space 580.95.05 (libnvidia-compute-580) but the host's kernel module is 590.44.01"));
+  EXPECT_EQ(Changing(TakeInvocations()), std::vector<std::string>{});
+}
+
+TEST_F(ProvisionMismatchTest, UbuntuLxcGuestInstallsTheBranchPackagesPinned) {
+  facts.lxc_guest = true;
+  Installed("cuda-keyring", "1.1-1");
+  ProvisionOptions options;
+  options.steps = {"driver"};
+  auto result = Provision(options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->ok) << LastReport(*result, "driver")->detail;
+  EXPECT_TRUE(Contains(TakeInvocations(), "apt-get install -y --no-install-recommends "
+                                          "libnvidia-compute-590=590.44.01-* nvidia-utils-590=590.44.01-*"));
+}
+
 TEST_F(ProvisionMismatchTest, LxcGuestWithoutAHostModuleIsRefused) {
   facts.lxc_guest = true;
   facts.kernel_module_version.reset();

@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "agents/provision/cuda_toolkit.h"
 #include "agents/provision/provision_state.h"
 #include "agents/sys/files.h"
@@ -143,6 +145,37 @@ TEST_F(ProvisionStandinTest, RebootIsNeededWhenTheLoadedModuleDiffersFromTheInst
   const StepReport* driver = LastReport(*result, "driver");
   ASSERT_FALSE(driver->notes.empty());
   EXPECT_THAT(driver->notes[0], HasSubstr("reboot needed: the loaded kernel module is 580.159.04"));
+}
+
+TEST_F(ProvisionStandinTest, ACancelStopsBeforeTheNextCommand) {
+  std::atomic<bool> cancel{false};
+  sys::RealClock clock;
+  Provisioner provisioner(config, *runner, clock, builds.get(), [this] { return facts; });
+  auto result = provisioner.Run(
+      {}, [&](const StepReport& r) { if (r.step == "driver" && r.phase == StepPhase::kRunning) cancel = true; },
+      &cancel);
+  ASSERT_TRUE(result.ok());
+  EXPECT_FALSE(result->ok);
+  EXPECT_EQ(result->failed_step, "driver");
+  EXPECT_THAT(LastReport(*result, "driver")->failure->message, HasSubstr("cancelled before 'curl"));
+  EXPECT_EQ(Changing(TakeInvocations()), std::vector<std::string>{});
+}
+
+TEST_F(ProvisionStandinTest, OneRunAtATime) {
+  sys::RealClock clock;
+  Provisioner provisioner(config, *runner, clock, builds.get(), [this] { return facts; });
+  std::optional<Status> second;
+  auto first = provisioner.Run({}, [&](const StepReport&) {
+    if (second) return;
+    // From another thread: the run in progress holds the agent's one slot.
+    std::thread([&] { second = provisioner.Run({}, {}).status(); }).join();
+  });
+  ASSERT_TRUE(first.ok());
+  EXPECT_TRUE(first->ok);
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->code(), ErrorCode::kAlreadyExists);
+  EXPECT_TRUE(provisioner.StopAndWait(std::chrono::milliseconds(100)));
+  EXPECT_EQ(provisioner.Run({}, {}).status().code(), ErrorCode::kUnavailable);
 }
 
 }  // namespace
