@@ -1,5 +1,6 @@
 #include "client/node/bootstrap.h"
 
+#include <future>
 #include <ostream>
 #include <thread>
 
@@ -78,6 +79,18 @@ Result<std::unique_ptr<AgentClient>> WaitUntilAnswers(const std::shared_ptr<ssh:
                      LogTail(*session, layout, systemd));
 }
 
+struct LocalBinary {
+  std::string bytes;
+  std::string sha256;
+};
+
+Result<LocalBinary> ReadAndHash(const std::string& path) {
+  Result<std::string> bytes = sys::ReadWholeFile(path);
+  if (!bytes.ok()) return bytes.status().Wrap("reading gpuctld");
+  std::string sha = ssh::Sha256Hex(*bytes);
+  return LocalBinary{.bytes = std::move(*bytes), .sha256 = std::move(sha)};
+}
+
 // The agent that runs, if it is ours and answers: the fast path.
 std::unique_ptr<AgentClient> AnsweringAgent(const std::shared_ptr<ssh::SshSession>& session,
                                             const AgentLayout& layout) {
@@ -93,21 +106,24 @@ Result<BootstrapResult> BootstrapAgent(std::shared_ptr<ssh::SshSession> session,
   const AgentLayout& layout = options.layout;
   Result<std::string> local_path = FindLocalGpuctld(options.gpuctld_path);
   if (!local_path.ok()) return local_path.status();
-  Result<std::string> binary = sys::ReadWholeFile(*local_path);
-  if (!binary.ok()) return binary.status().Wrap("reading gpuctld");
-  std::string binary_sha = ssh::Sha256Hex(*binary);
-  BootstrapResult result{.client = nullptr, .build = binary_sha.substr(0, 12), .changed = false, .pid = 0};
+  // Hashing a gpuctld of tens of MiB takes as long as the node's own
+  // sha256sum: do both at once (the thread touches no libssh state).
+  std::future<Result<LocalBinary>> hashing = std::async(std::launch::async, ReadAndHash, *local_path);
 
-  Result<std::string> base_config = options.agent_config.empty() ? Result<std::string>(std::string(DeployedConfigFile()))
-                                                                 : sys::ReadWholeFile(options.agent_config);
+  Result<std::string> base_config = std::string(DeployedConfigFile());
+  if (!options.agent_config.empty()) base_config = sys::ReadWholeFile(options.agent_config);
   if (!base_config.ok()) return base_config.status().Wrap("reading the agent config");
   Result<std::string> config = AgentConfigFor(*base_config, layout);
   if (!config.ok()) return config.status();
 
   Result<std::string> probed = RunChecked(*session, ProbeCommand(layout), "looking at the installed agent");
+  Result<LocalBinary> binary = hashing.get();
+  if (!binary.ok()) return binary.status();
   if (!probed.ok()) return probed.status();
   Result<RemoteAgentState> state = ParseRemoteAgentState(*probed);
   if (!state.ok()) return state.status();
+  const std::string& binary_sha = binary->sha256;
+  BootstrapResult result{.client = nullptr, .build = binary_sha.substr(0, 12), .changed = false, .pid = 0};
   bool use_systemd = layout.system() && state->systemd;
   bool running = use_systemd ? state->unit_active : state->pid.has_value();
   bool binary_current = state->binary_sha256 == binary_sha;
@@ -129,9 +145,9 @@ Result<BootstrapResult> BootstrapAgent(std::shared_ptr<ssh::SshSession> session,
     return made.status();
   }
   if (!binary_current) {
-    progress << "uploading gpuctld (" << FormatBytes(binary->size()) << ") to " << session->description() << ":"
+    progress << "uploading gpuctld (" << FormatBytes(binary->bytes.size()) << ") to " << session->description() << ":"
              << layout.binary << "\n";
-    if (Status s = session->UploadBytes(*binary, layout.binary, 0755); !s.ok()) return s;
+    if (Status s = session->UploadBytes(binary->bytes, layout.binary, 0755); !s.ok()) return s;
   }
   if (!config_current) {
     progress << "installing " << layout.config << "\n";
