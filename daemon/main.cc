@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -193,7 +194,12 @@ int main(int argc, char** argv) {
   slow_calls.Shutdown();
   // A provisioning command in flight (dpkg) is left to finish, not killed.
   if (!provisioner.StopAndWait(std::chrono::milliseconds(500))) {
+    // The run's thread still uses the runner, the supervisor and the stream;
+    // destroying them under it would be undefined. Nothing is left to save
+    // (state.json is written at each step), so leave without destructors.
     spdlog::warn("a provisioning command is still running; it is left to finish on its own");
+    spdlog::shutdown();
+    std::_Exit(0);
   }
   jobs.Shutdown();  // the jobs themselves keep running in tmux
   spdlog::info("stopped");

@@ -1,36 +1,10 @@
 #include "agents/provision/plan_facts.h"
 
-#include <sstream>
+#include <map>
+
+#include "agents/sys/proc_parsers.h"
 
 namespace gpuctl::provision {
-namespace {
-
-std::string Unquote(std::string value) {
-  if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front()) {
-    return value.substr(1, value.size() - 2);
-  }
-  return value;
-}
-
-std::string Trim(std::string_view s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string_view::npos) return {};
-  size_t e = s.find_last_not_of(" \t\r\n");
-  return std::string(s.substr(b, e - b + 1));
-}
-
-}  // namespace
-
-OsRelease ParseOsRelease(std::string_view text) {
-  OsRelease os;
-  std::istringstream in{std::string(text)};
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("ID=", 0) == 0) os.id = Unquote(Trim(line.substr(3)));
-    if (line.rfind("VERSION_ID=", 0) == 0) os.version_id = Unquote(Trim(line.substr(11)));
-  }
-  return os;
-}
 
 PlanFacts FactsFromProbe(const HostProbe& probe) {
   PlanFacts facts;
@@ -59,9 +33,10 @@ PlanFacts ContainerFacts(const PlanFacts& host, const sys::HostFs& container_roo
   facts.proxmox_host = false;
   auto os_text = container_root.ReadFile("etc/os-release");
   if (!os_text.ok()) os_text = container_root.ReadFile("usr/lib/os-release");
-  OsRelease os = os_text.ok() ? ParseOsRelease(*os_text) : OsRelease{};
-  facts.os_id = os.id;
-  facts.os_version_id = os.version_id;
+  std::map<std::string, std::string> os;
+  if (os_text.ok()) os = sys::ParseOsRelease(*os_text);
+  facts.os_id = os["ID"];
+  facts.os_version_id = os["VERSION_ID"];
   return facts;
 }
 

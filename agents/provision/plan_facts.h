@@ -28,13 +28,6 @@ struct PlanFacts {
   uint32_t cpus = 0;
 };
 
-struct OsRelease {
-  std::string id;
-  std::string version_id;
-};
-// ID= and VERSION_ID= of an os-release file (quotes removed).
-OsRelease ParseOsRelease(std::string_view text);
-
 // The facts the plan needs, from the host probe (host_probe.h).
 PlanFacts FactsFromProbe(const HostProbe& probe);
 

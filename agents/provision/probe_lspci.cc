@@ -2,14 +2,12 @@
 
 #include <cctype>
 
+#include "agents/sys/text_fields.h"
+
 namespace gpuctl::provision {
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
+using sys::Trim;
 
 bool IsHex(std::string_view s, size_t length) {
   if (s.size() != length) return false;

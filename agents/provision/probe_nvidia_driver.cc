@@ -3,28 +3,15 @@
 #include <cctype>
 #include <vector>
 
+#include "agents/sys/text_fields.h"
+
 namespace gpuctl::provision {
 namespace {
 
+using sys::Trim;
+using sys::Words;
+
 bool IsDigit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-std::vector<std::string_view> Words(std::string_view s) {
-  std::vector<std::string_view> words;
-  size_t pos = 0;
-  while (pos < s.size()) {
-    while (pos < s.size() && std::isspace(static_cast<unsigned char>(s[pos]))) ++pos;
-    size_t start = pos;
-    while (pos < s.size() && !std::isspace(static_cast<unsigned char>(s[pos]))) ++pos;
-    if (pos > start) words.push_back(s.substr(start, pos - start));
-  }
-  return words;
-}
 
 }  // namespace
 

@@ -5,15 +5,12 @@
 #include <nlohmann/json.hpp>
 
 #include "agents/provision/probe_nvidia_driver.h"
+#include "agents/sys/text_fields.h"
 
 namespace gpuctl::provision {
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
+using sys::Trim;
 
 // The word after `keyword` (a whole word, followed by spaces) when it is a
 // dotted version, with an optional trailing "+local" or pre-release tail.

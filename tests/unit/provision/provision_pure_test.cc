@@ -9,6 +9,7 @@
 #include "agents/provision/step_target.h"
 #include "agents/provision/torch_index.h"
 #include "agents/provision/venv_python.h"
+#include "tests/fakes/temp_dir.h"
 
 namespace gpuctl::provision {
 namespace {
@@ -109,10 +110,20 @@ TEST(AptPackages, ParsesDpkgQueryAndHolds) {
   EXPECT_EQ(UpstreamVersion("1:2.3-4"), "2.3");
 }
 
-TEST(PlanFacts, ParsesOsReleaseAndTheKernelModule) {
-  OsRelease os = ParseOsRelease("PRETTY_NAME=\"Ubuntu 24.04.1 LTS\"\nID=ubuntu\nVERSION_ID=\"24.04\"\n");
-  EXPECT_EQ(os.id, "ubuntu");
-  EXPECT_EQ(os.version_id, "24.04");
+TEST(PlanFacts, AContainerKeepsTheHostsModuleButHasItsOwnOs) {
+  testing::TempDir rootfs;
+  rootfs.WriteFile("etc/os-release", "PRETTY_NAME=\"Ubuntu 24.04.1 LTS\"\nID=ubuntu\nVERSION_ID=\"24.04\"\n");
+  PlanFacts host;
+  host.os_id = "debian";
+  host.os_version_id = "12";
+  host.proxmox_host = true;
+  host.kernel_module_version = "590.44.01";
+  PlanFacts guest = ContainerFacts(host, sys::HostFs(rootfs.path()));
+  EXPECT_EQ(guest.os_id, "ubuntu");
+  EXPECT_EQ(guest.os_version_id, "24.04");
+  EXPECT_TRUE(guest.lxc_guest);
+  EXPECT_FALSE(guest.proxmox_host);
+  EXPECT_EQ(guest.kernel_module_version, "590.44.01");
 }
 
 TEST(PlanFacts, ComeFromTheHostProbe) {
