@@ -1,6 +1,5 @@
 #include "client/commands/node_command.h"
 
-#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <ostream>
@@ -22,13 +21,6 @@ struct NodeAddFlags {
   bool replace = false;
 };
 
-std::string Env(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? value : "";
-}
-
-NodeStore OpenStore() { return NodeStore(DefaultNodesPath(Env("XDG_CONFIG_HOME"), Env("HOME"))); }
-
 nlohmann::json NodeToJson(const Node& node) {
   return {{"name", node.name},
           {"user", node.user.empty() ? nlohmann::json(nullptr) : nlohmann::json(node.user)},
@@ -36,6 +28,7 @@ nlohmann::json NodeToJson(const Node& node) {
           {"port", node.port ? nlohmann::json(*node.port) : nlohmann::json(nullptr)},
           {"identity_file", node.identity_file.empty() ? nlohmann::json(nullptr) : nlohmann::json(node.identity_file)},
           {"container", node.container_vmid ? nlohmann::json(*node.container_vmid) : nlohmann::json(nullptr)},
+          {"agent_prefix", node.agent_prefix.empty() ? nlohmann::json(nullptr) : nlohmann::json(node.agent_prefix)},
           {"target", FormatNodeTarget(node)}};
 }
 
@@ -52,7 +45,11 @@ void RunAdd(CommandContext& ctx, const NodeAddFlags& flags) {
     node->identity_file = absolute;  // the store outlives the current directory
   }
   if (flags.container != 0) node->container_vmid = flags.container;
-  NodeStore store = OpenStore();
+  NodeStore store = DefaultNodeStore();
+  // Replacing a node's key or user leaves its agent where it was installed.
+  if (Result<Node> old = store.Find(node->name); old.ok() && old->host == node->host && old->port == node->port) {
+    node->agent_prefix = old->agent_prefix;
+  }
   if (Status s = store.Add(*node, flags.replace); !s.ok()) return ctx.Fail(s);
   if (ctx.global.format() == OutputFormat::kJson) {
     ctx.console.out << NodeToJson(*node).dump() << "\n";
@@ -63,7 +60,7 @@ void RunAdd(CommandContext& ctx, const NodeAddFlags& flags) {
 }
 
 void RunList(CommandContext& ctx) {
-  NodeStore store = OpenStore();
+  NodeStore store = DefaultNodeStore();
   Result<std::vector<Node>> nodes = store.List();
   if (!nodes.ok()) return ctx.Fail(nodes.status());
   if (ctx.global.format() == OutputFormat::kJson) {
@@ -76,16 +73,17 @@ void RunList(CommandContext& ctx) {
     ctx.console.out << "no nodes yet; add one with: gpuctl node add NAME --host [USER@]ADDR[:PORT]\n";
     return;
   }
-  Table table({"NAME", "TARGET", "IDENTITY", "CONTAINER"});
+  Table table({"NAME", "TARGET", "IDENTITY", "CONTAINER", "AGENT"});
   for (const Node& node : *nodes) {
     table.AddRow({node.name, FormatNodeTarget(node), node.identity_file.empty() ? "-" : node.identity_file,
-                  node.container_vmid ? std::to_string(*node.container_vmid) : "-"});
+                  node.container_vmid ? std::to_string(*node.container_vmid) : "-",
+                  node.agent_prefix.empty() ? "system" : node.agent_prefix});
   }
   ctx.console.out << table.Render();
 }
 
 void RunRemove(CommandContext& ctx, const std::string& name) {
-  NodeStore store = OpenStore();
+  NodeStore store = DefaultNodeStore();
   if (Status s = store.Remove(name); !s.ok()) return ctx.Fail(s);
   if (ctx.global.format() == OutputFormat::kJson) {
     ctx.console.out << nlohmann::json{{"removed", name}}.dump() << "\n";

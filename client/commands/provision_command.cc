@@ -5,6 +5,7 @@
 
 #include "client/commands/command_context.h"
 #include "client/node/node_connect.h"
+#include "client/node/node_store.h"
 #include "client/output/provision_output.h"
 
 namespace gpuctl::client {
@@ -33,6 +34,11 @@ void RunProvision(CommandContext& ctx, const ProvisionFlags& flags) {
   request.set_venv_path(flags.venv);
   request.set_ext(flags.ext);
   request.set_container(flags.container);
+  // A node added with --container is provisioned inside that container.
+  if (flags.container.empty() && !flags.node.empty()) {
+    Result<Node> node = DefaultNodeStore().Find(flags.node);
+    if (node.ok() && node->container_vmid) request.set_container(std::to_string(*node->container_vmid));
+  }
 
   auto agent = Connect(ctx, flags.node);
   if (!agent.ok()) return ctx.Fail(agent.status());

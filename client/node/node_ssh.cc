@@ -1,21 +1,8 @@
 #include "client/node/node_ssh.h"
 
-#include <cstdlib>
-
 #include "client/ssh/ssh_session.h"
 
 namespace gpuctl::client {
-namespace {
-
-std::string Env(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? value : "";
-}
-
-}  // namespace
-
-NodeStore DefaultNodeStore() { return NodeStore(DefaultNodesPath(Env("XDG_CONFIG_HOME"), Env("HOME"))); }
-
 Result<Node> FindNode(const std::string& name) { return DefaultNodeStore().Find(name); }
 
 Result<std::shared_ptr<ssh::SshSession>> ConnectNodeSsh(const Node& node, bool accept_new_host_key) {

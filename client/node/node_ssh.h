@@ -16,7 +16,6 @@ class SshSession;
 
 // The node named `name` in $XDG_CONFIG_HOME/gpuctl/nodes.json (or ~/.config).
 Result<Node> FindNode(const std::string& name);
-NodeStore DefaultNodeStore();
 
 // Errors as SshSession::Connect.
 Result<std::shared_ptr<ssh::SshSession>> ConnectNodeSsh(const Node& node, bool accept_new_host_key);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -109,6 +110,14 @@ std::string FormatNodeTarget(const Node& node) {
 std::string DefaultNodesPath(const std::string& xdg_config_home, const std::string& home) {
   std::string base = !xdg_config_home.empty() ? xdg_config_home : home + "/.config";
   return base + "/gpuctl/nodes.json";
+}
+
+NodeStore DefaultNodeStore() {
+  auto env = [](const char* name) {
+    const char* value = std::getenv(name);
+    return std::string(value ? value : "");
+  };
+  return NodeStore(DefaultNodesPath(env("XDG_CONFIG_HOME"), env("HOME")));
 }
 
 Result<std::vector<Node>> NodeStore::List() const {

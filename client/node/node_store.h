@@ -55,4 +55,7 @@ class NodeStore {
   std::string path_;
 };
 
+// The store at DefaultNodesPath($XDG_CONFIG_HOME, $HOME).
+NodeStore DefaultNodeStore();
+
 }  // namespace gpuctl::client

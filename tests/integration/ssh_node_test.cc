@@ -197,5 +197,37 @@ TEST_F(SshNodeTest, GpuctlNodeEnvironmentVariableSelectsTheNode) {
   EXPECT_TRUE(nlohmann::json::parse(health.out).contains("host"));
 }
 
+// `provision node NAME` reaches the node over SSH (bootstrapping is a no-op
+// here) and streams the plan back. A dry run only reads: safe on this machine.
+TEST_F(SshNodeTest, ProvisionNodeDryRunGoesThroughSsh) {
+  ASSERT_EQ(Bootstrap(/*accept_new=*/true).exit_code, 0);
+  int pid = PidFromFile();
+  std::string venv = dir_.path() + "/no-venv-yet";
+  RunResult plan = Gpuctl({"-o", "json", "provision", "node", "n1", "--dry-run", "--steps", "venv", "--venv", venv});
+  ASSERT_EQ(plan.exit_code, 0) << plan.err << "\n" << plan.out;
+  EXPECT_EQ(PidFromFile(), pid) << "the agent was already this build: no restart";
+  EXPECT_FALSE(std::filesystem::exists(venv)) << "a dry run changes nothing";
+
+  std::istringstream lines(plan.out);
+  std::string line;
+  bool planned_uv_venv = false;
+  nlohmann::json summary;
+  while (std::getline(lines, line)) {
+    nlohmann::json event = nlohmann::json::parse(line);
+    if (event.contains("summary")) summary = event["summary"];
+    if (!event.contains("step") || event["step"]["step"] != "venv" || event["step"]["phase"] != "planned") continue;
+    for (const auto& command : event["step"]["commands"]) {
+      const auto& argv = command["argv"];
+      if (argv.size() >= 3 && argv[0] == "uv" && argv[1] == "venv" && argv[2] == venv) planned_uv_venv = true;
+    }
+  }
+  EXPECT_TRUE(planned_uv_venv) << plan.out;
+  ASSERT_TRUE(summary.is_object()) << plan.out;
+  EXPECT_EQ(summary["dry_run"], true);
+  EXPECT_EQ(summary["ok"], true);
+  // The run's state lives on the node, in the prefix's state dir.
+  EXPECT_NE(summary["state_file"].get<std::string>().find(Prefix()), std::string::npos) << summary.dump();
+}
+
 }  // namespace
 }  // namespace gpuctl::testing
