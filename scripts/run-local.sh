@@ -47,6 +47,15 @@ echo
 echo "== gpuctl -o json train status $job"
 "$gpuctl" -o json train status "$job"
 echo
+echo "== gpuctl events (what the agent saw: job start and end, guard warnings)"
+"$gpuctl" events
+echo
+echo "== gpuctl probe (what provisioning would start from)"
+"$gpuctl" probe
+echo
+echo "== gpuctl provision node --dry-run (the plan and its exact commands; nothing is changed)"
+"$gpuctl" provision node --dry-run || true
+echo
 if [ -f build/demo/gpuctld.pid ]; then
   echo "gpuctld is left running (pid $(cat build/demo/gpuctld.pid)); stop it with: kill $(cat build/demo/gpuctld.pid)"
 fi
