@@ -93,6 +93,31 @@ TEST_F(SshSessionTest, WrongUserKeyIsRefusedWithoutPasswordFallback) {
   EXPECT_NE(session.status().message().find("authentication"), std::string::npos) << session.status().message();
 }
 
+// The first way in is the user's ssh-agent: no identity file is named and
+// ~/.ssh holds no key, so only the agent can answer.
+TEST_F(SshSessionTest, SshAgentAuthenticatesWithoutAnyKeyFile) {
+  std::string agent_socket = dir_.path() + "/agent.sock";
+  BackgroundProcess agent({"ssh-agent", "-D", "-a", agent_socket}, dir_.path() + "/ssh-agent.log");
+  ASSERT_TRUE(WaitUntil([&] { return std::filesystem::exists(agent_socket); }, std::chrono::seconds(5)));
+  RunResult added = RunProgram({"ssh-add", UserKey()}, {{"SSH_AUTH_SOCK", agent_socket}});
+  ASSERT_EQ(added.exit_code, 0) << added.err;
+
+  SshTarget target = Target();
+  target.identity_file.clear();
+  {
+    ScopedEnv with_agent("SSH_AUTH_SOCK", agent_socket);
+    auto session = SshSession::Connect(target, Options(true));
+    ASSERT_TRUE(session.ok()) << session.status().ToString() << "\n" << SshdLog();
+    auto result = (*session)->Exec("echo via-agent");
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_EQ(result->out, "via-agent\n");
+  }
+  // The same connection without the agent has nothing to offer.
+  auto refused = SshSession::Connect(target, Options(true));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), ErrorCode::kPermissionDenied) << refused.status().ToString();
+}
+
 TEST_F(SshSessionTest, ClosedPortIsUnavailable) {
   SshTarget target = Target();
   target.port = FreeLoopbackPort();
