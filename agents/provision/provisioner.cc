@@ -1,5 +1,7 @@
 #include "agents/provision/provisioner.h"
 
+#include <set>
+
 #include <spdlog/spdlog.h>
 
 #include "agents/provision/action_executor.h"
@@ -149,6 +151,7 @@ Result<ProvisionResult> Provisioner::Run(const ProvisionOptions& requested, cons
   RunRecorder recorder(sink, clock_, state_path, options.dry_run, std::move(state));
   ProvisionResult& result = recorder.result();
   auto steps = BuildSteps(context);
+  std::set<std::vector<std::string>> planned_in_dry_run;
   for (auto& step : steps) {
     const auto step_start = clock_.SteadyNow();
     StepReport report;
@@ -187,6 +190,15 @@ Result<ProvisionResult> Provisioner::Run(const ProvisionOptions& requested, cons
     report.notes.insert(report.notes.end(), plan->notes.begin(), plan->notes.end());
     if (report.step == resume_step && resume_failure) {
       report.notes.push_back("resuming here: the last run stopped at this step (" + resume_failure->message + ")");
+    }
+    if (options.dry_run) {
+      // Nothing ran, so a later step still sees what an earlier one would
+      // have done (the CUDA repository): show each command once.
+      size_t before = plan->actions.size();
+      std::erase_if(plan->actions, [&](const StepAction& action) {
+        return action.write_path.empty() && !planned_in_dry_run.insert(action.argv).second;
+      });
+      if (plan->actions.size() != before) report.notes.push_back("commands planned by an earlier step are not repeated");
     }
     for (const StepAction& action : plan->actions) report.commands.push_back(DescribeAction(context, action));
     recorder.Report(report);

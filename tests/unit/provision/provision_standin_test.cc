@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
 #include <thread>
 
 #include "agents/provision/cuda_toolkit.h"
@@ -132,6 +133,14 @@ TEST_F(ProvisionStandinTest, DryRunPrintsTheExactCommandsAndRunsNone) {
   ASSERT_EQ(ext->commands.size(), 1u);
   EXPECT_EQ(ext->commands[0].env.at("FLASH_ATTN_CUDA_ARCHS"), "90");
   EXPECT_EQ(builds->builds.size(), 0u);
+  // The driver step already plans the CUDA repository and apt-get update: the
+  // cuda step shows only what is its own.
+  std::set<std::vector<std::string>> seen;
+  for (const auto& r : result->steps) {
+    for (const auto& command : r.commands) EXPECT_TRUE(seen.insert(command.argv).second) << r.step;
+  }
+  ASSERT_GE(cuda->commands.size(), 2u);
+  EXPECT_THAT(cuda->commands[cuda->commands.size() - 2].argv, ::testing::Contains(HasSubstr("cuda-toolkit-13-1")));
 }
 
 TEST_F(ProvisionStandinTest, RebootIsNeededWhenTheLoadedModuleDiffersFromTheInstalledDriver) {
