@@ -12,19 +12,20 @@
 
 #include "agents/events/event_log.h"
 #include "agents/health/health_sampler.h"
+#include "agents/provision/job_guarded_build.h"
+#include "agents/provision/plan_facts.h"
+#include "agents/provision/provisioner.h"
 #include "agents/sys/clock.h"
 #include "agents/sys/command_runner.h"
 #include "agents/sys/files.h"
 #include "agents/sys/gpu_reader.h"
 #include "agents/sys/host_fs.h"
+#include "agents/sys/proc_parsers.h"
 #include "agents/sys/process_control.h"
 #include "agents/sys/self_protection.h"
 #include "agents/sys/shutdown_signal.h"
 #include "agents/sys/systemd_notify.h"
 #include "agents/sys/tmux.h"
-#include "agents/provision/job_guarded_build.h"
-#include "agents/provision/plan_facts.h"
-#include "agents/provision/provisioner.h"
 #include "agents/train/job_supervisor.h"
 #include "daemon/config/flags.h"
 #include "daemon/server/agent_server.h"
@@ -127,6 +128,12 @@ int main(int argc, char** argv) {
   provision_config.pct = config.pct;
   if (guard_plan) {
     provision_config.guard_reserve_bytes = guard::ReserveBytes(guard_plan->config, guard_plan->domain_total_bytes);
+  } else if (auto meminfo = host_fs.ReadFile("proc/meminfo"); meminfo.ok()) {
+    // No guard to stop a build that overshoots: still size builds to leave
+    // the reserve the guard would have kept, so sshd has room.
+    if (auto parsed = sys::ParseMeminfo(*meminfo); parsed.ok()) {
+      provision_config.guard_reserve_bytes = guard::DefaultReserveBytes(parsed->mem_total_bytes());
+    }
   }
   provision::Provisioner provisioner(provision_config, *runner, clock, &guarded_builds, [&provision_prober] {
     provision::ProbeOptions options = provision_prober.defaults();
