@@ -24,17 +24,21 @@ Result<std::optional<CudaVersion>> ToolkitForBuilds(const StepContext& context) 
   auto installed = QueryPackages(context.target, {"cuda-toolkit-[0-9]*"}, context.config.check_timeout);
   if (!installed.ok()) return installed.status();
   std::optional<CudaVersion> newest;
+  auto consider = [&newest](std::optional<CudaVersion> v) {
+    if (v && (!newest || v->major > newest->major || (v->major == newest->major && v->minor > newest->minor))) {
+      newest = v;
+    }
+  };
   for (const auto& [name, package] : *installed) {
     if (!package.installed) continue;
     // cuda-toolkit-13-1 -> 13.1
     std::string suffix = name.substr(std::string("cuda-toolkit-").size());
     size_t dash = suffix.find('-');
     if (dash == std::string::npos) continue;
-    auto v = ParseCudaVersion(suffix.substr(0, dash) + "." + suffix.substr(dash + 1));
-    if (v && (!newest || v->major > newest->major || (v->major == newest->major && v->minor > newest->minor))) {
-      newest = v;
-    }
+    consider(ParseCudaVersion(suffix.substr(0, dash) + "." + suffix.substr(dash + 1)));
   }
+  // A toolkit from NVIDIA's runfile has no package, only its directory.
+  for (const std::string& version : context.facts.cuda_toolkit_versions) consider(ParseCudaVersion(version));
   return newest;
 }
 

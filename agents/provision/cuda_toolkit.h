@@ -17,8 +17,9 @@ std::string CudaHome(CudaVersion v);            // "/usr/local/cuda-13.1"
 std::string CudaProfileScript(CudaVersion v);   // the profile.d file's content
 
 // The toolkit later steps build against: the requested one when the cuda step
-// is in this run (it will be installed before them), else the newest
-// cuda-toolkit-X-Y package installed. nullopt when there is none.
+// is in this run (it will be installed before them), else the newest of the
+// cuda-toolkit-X-Y packages installed and the /usr/local/cuda-X.Y the probe
+// found. nullopt when there is none.
 Result<std::optional<CudaVersion>> ToolkitForBuilds(const StepContext& context);
 
 }  // namespace gpuctl::provision

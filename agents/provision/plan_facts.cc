@@ -22,6 +22,10 @@ PlanFacts FactsFromProbe(const HostProbe& probe) {
   for (const ProbedGpu& gpu : probe.gpus) {
     if (!gpu.compute_capability.empty()) facts.compute_capabilities.push_back(gpu.compute_capability);
   }
+  for (const CudaToolkit& toolkit : probe.cuda_toolkits) {
+    // Only where CUDA_HOME would point: a distribution's /usr/bin/nvcc is not one.
+    if (toolkit.path == "/usr/local/cuda-" + toolkit.version) facts.cuda_toolkit_versions.push_back(toolkit.version);
+  }
   facts.mem_available_bytes = probe.mem_available_bytes;
   facts.cpus = probe.cpus;
   return facts;

@@ -26,6 +26,9 @@ struct PlanFacts {
   std::vector<std::string> compute_capabilities;  // "9.0", one per GPU
   uint64_t mem_available_bytes = 0;
   uint32_t cpus = 0;
+  // Toolkits at /usr/local/cuda-X.Y whatever installed them (NVIDIA's
+  // runfile leaves no package): "13.0".
+  std::vector<std::string> cuda_toolkit_versions;
 };
 
 // The facts the plan needs, from the host probe (host_probe.h).

@@ -217,6 +217,60 @@ EOF
   fi
 fi
 if ((oom_status != 0 && status == 0)); then status=1; fi
+
+# --- provisioning: the probe sees the real driver and GPUs, and the build ------
+# governor sizes a flash-attn build for the GPU present (a dry run: nothing is
+# installed).
+probe_status=0
+cli -o json probe >"$OUT/probe.json" 2>"$OUT/probe.err"
+# A venv that sees the system's torch, so the ext step can check torch against the toolkit.
+ext_venv=$(mktemp -d /tmp/gpuctl-gpu-venv.XXXXXX)
+python3 -m venv --system-site-packages "$ext_venv" >"$OUT/venv.txt" 2>&1 || true
+cli -o json provision node --dry-run --steps ext --ext flash-attn --venv "$ext_venv" \
+  >"$OUT/provision-ext-plan.jsonl" 2>"$OUT/provision-ext-plan.err"
+rm -rf "$ext_venv"
+if [[ -s $OUT/probe.json && -s $OUT/provision-ext-plan.jsonl ]]; then
+  "$smi" --query-gpu=compute_cap,driver_version --format=csv,noheader >"$OUT/nvidia-smi-cc.csv" 2>&1 || true
+  python3 - "$OUT/probe.json" "$OUT/nvidia-smi-cc.csv" "$OUT/provision-ext-plan.jsonl" \
+      "${GPUCTL_GPU_DRY_RUN:-0}" >>"$OUT/summary.txt" 2>&1 <<'EOF' || probe_status=1
+import json, sys
+probe = json.load(open(sys.argv[1]))
+rows = [[c.strip() for c in line.split(",")] for line in open(sys.argv[2]) if line.count(",") == 1]
+plan = [json.loads(line) for line in open(sys.argv[3]) if line.strip()]
+dry_run = sys.argv[4] == "1"
+ok = []
+def check(name, passed, detail):
+    ok.append(passed)
+    print(f"{'PASS' if passed else 'FAIL'} {name}: {detail}")
+if dry_run:
+    print(f"DRY RUN probe: {len(probe.get('gpus', []))} GPUs, archs {probe.get('gpu_archs')}, notes {probe.get('notes')}")
+else:
+    want_archs = sorted({r[0].replace(".", "") for r in rows})
+    check("probe gpu_archs", sorted(probe.get("gpu_archs", [])) == want_archs,
+          f"{probe.get('gpu_archs')} vs nvidia-smi compute_cap {want_archs}")
+    module = probe.get("driver_module") or {}
+    want_driver = rows[0][1] if rows else None
+    check("probe driver module", module.get("version") == want_driver,
+          f"{module} vs nvidia-smi driver {want_driver}")
+    check("probe no driver mismatch", probe.get("driver_version_mismatch") is False,
+          f"library {probe.get('driver_library_version')}")
+ext = [e["step"] for e in plan if "step" in e and e["step"]["step"] == "ext" and e["step"]["phase"] == "planned"]
+envs = [c.get("env", {}) for e in ext for c in e.get("commands", [])]
+archs = envs[0].get("FLASH_ATTN_CUDA_ARCHS") if envs else None
+detail = (f"FLASH_ATTN_CUDA_ARCHS={archs}, MAX_JOBS={envs[0].get('MAX_JOBS') if envs else None}; "
+          f"notes: {[n for e in ext for n in e.get('notes', [])]}")
+if dry_run:
+    print(f"DRY RUN ext plan: {detail}")
+else:
+    check("ext plan archs", archs is not None and sorted(archs.split(";")) == sorted(probe.get("gpu_archs", [])), detail)
+sys.exit(0 if all(ok) else 1)
+EOF
+else
+  probe_status=1
+  echo "FAIL probe/provision dry run: $(cat "$OUT/probe.err" "$OUT/provision-ext-plan.err" 2>/dev/null | head -n 5)" \
+    >>"$OUT/summary.txt"
+fi
+if ((probe_status != 0 && status == 0)); then status=1; fi
 # -------------------------------------------------------------------------------
 
 cat "$OUT/summary.txt"

@@ -92,6 +92,39 @@ TEST_F(ProvisionMismatchTest, ExtBuildsAsAGuardedJobWithTheGovernorsNumbers) {
   EXPECT_TRUE(explained);
 }
 
+// NVIDIA's runfile installs /usr/local/cuda-X.Y and no package: the probe's
+// toolkit is the one to build against (as on the H200 host in the fixtures).
+TEST_F(ProvisionMismatchTest, ExtBuildsAgainstARunfileToolkitWithoutAPackage) {
+  ASSERT_EQ(runner->Run({"uv", "venv", venv(), "--python", "3.12"})->exit_code, 0);
+  ASSERT_EQ(runner->Run({"uv", "pip", "install", "--python", venv() + "/bin/python", "torch==2.10.0", "--index-url",
+                         "https://download.pytorch.org/whl/cu130"})
+                ->exit_code,
+            0);
+  TakeInvocations();
+  ProvisionOptions options;
+  options.steps = {"ext"};
+  options.ext = "flash-attn";
+
+  auto refused = Provision(options);  // no package, no directory: nothing to build with
+  ASSERT_TRUE(refused.ok());
+  EXPECT_TRUE(refused->refused);
+  EXPECT_THAT(LastReport(*refused, "ext")->detail, HasSubstr("no CUDA toolkit is installed"));
+
+  facts.cuda_toolkit_versions = {"13.0"};
+  auto result = Provision(options);
+  ASSERT_TRUE(result.ok());
+  ASSERT_TRUE(result->ok) << LastReport(*result, "ext")->detail;
+  ASSERT_EQ(builds->builds.size(), 1u);
+  EXPECT_EQ(builds->builds[0].env.at("CUDA_HOME"), "/usr/local/cuda-13.0");
+}
+
+TEST(PlanFacts, ToolkitsAreThoseWhereCudaHomeWouldPoint) {
+  HostProbe probe;
+  probe.cuda_toolkits = {{"/usr/local/cuda-13.0", "13.0", "V13.0.88"},
+                         {"/usr/bin", "12.0", "V12.0.140"}};  // Debian's nvidia-cuda-toolkit: no CUDA_HOME there
+  EXPECT_EQ(FactsFromProbe(probe).cuda_toolkit_versions, std::vector<std::string>{"13.0"});
+}
+
 TEST_F(ProvisionMismatchTest, LxcGuestInstallsUserSpaceAtTheHostModulesVersion) {
   facts.lxc_guest = true;
   facts.os_id = "debian";
