@@ -1,5 +1,7 @@
 // cuda: cuda-toolkit-X-Y from NVIDIA's repository and a profile.d file that
 // puts it on PATH and LD_LIBRARY_PATH for login shells.
+#include <algorithm>
+
 #include "agents/provision/apt_packages.h"
 #include "agents/provision/cuda_repo_actions.h"
 #include "agents/provision/cuda_toolkit.h"
@@ -23,16 +25,23 @@ class CudaStep final : public Step {
     StepCheck check;
     auto it = installed_.find(package);
     package_installed_ = it != installed_.end() && it->second.installed;
+    // NVIDIA's runfile leaves the directory and no package: as good as installed.
+    const auto& found = context_.facts.cuda_toolkit_versions;
+    bool from_runfile = !package_installed_ &&
+                        std::find(found.begin(), found.end(), FormatCudaVersion(version_)) != found.end();
+    std::string what = from_runfile ? "CUDA " + FormatCudaVersion(version_) + " (installed without a package)"
+                                    : package + (package_installed_ ? " " + it->second.version : "");
+    package_installed_ = package_installed_ || from_runfile;
     auto profile = sys::ReadWholeFile(context_.target.HostPath(std::string(kCudaProfilePath)));
     profile_current_ = profile.ok() && *profile == CudaProfileScript(version_);
     if (!package_installed_) {
       check.detail = package + " is not installed";
     } else if (!profile_current_) {
-      check.detail = package + " is installed but " + std::string(kCudaProfilePath) + " does not point at " +
+      check.detail = what + " is installed but " + std::string(kCudaProfilePath) + " does not point at " +
                      CudaHome(version_);
     } else {
       check.done = true;
-      check.detail = package + " " + it->second.version + " installed, " + CudaHome(version_) + " on PATH";
+      check.detail = what + " installed, " + CudaHome(version_) + " on PATH";
     }
     return check;
   }

@@ -69,6 +69,18 @@ TEST_F(ProvisionStandinTest, SecondRunIsANoOp) {
   for (const auto& r : again->steps) EXPECT_EQ(r.phase, StepPhase::kSkipped) << r.step << ": " << r.detail;
 }
 
+TEST_F(ProvisionStandinTest, ARunfileToolkitIsNotInstalledAgainOnlyPutOnPath) {
+  facts.cuda_toolkit_versions = {"13.1"};  // /usr/local/cuda-13.1 without a package
+  ProvisionOptions options;
+  options.steps = {"cuda"};
+  auto result = Provision(options);
+  ASSERT_TRUE(result.ok());
+  ASSERT_TRUE(result->ok) << result->failed_step;
+  EXPECT_EQ(Changing(TakeInvocations()), std::vector<std::string>{});
+  EXPECT_THAT(LastReport(*result, "cuda")->detail, HasSubstr("CUDA 13.1 (installed without a package) installed"));
+  EXPECT_TRUE(sys::PathExists(config.system_root + "/etc/profile.d/gpuctl-cuda.sh"));
+}
+
 TEST_F(ProvisionStandinTest, FailureMidPlanStopsWithTheCommandAndARerunResumes) {
   {
     testing::ScopedEnv fail("GPUCTL_STANDIN_FAIL", "cuda-toolkit");
