@@ -6,6 +6,7 @@
 #include "agents/provision/probe_context.h"
 #include "agents/provision/probe_gpu_arch.h"
 #include "agents/provision/probe_lspci.h"
+#include "agents/provision/probe_pci_sysfs.h"
 #include "agents/sys/directory_listing.h"
 
 namespace gpuctl::provision {
@@ -17,15 +18,19 @@ constexpr const char* kLibraryDirs[] = {"usr/lib/x86_64-linux-gnu", "usr/lib/aar
 
 void ProbePciGpus(ProbeContext& ctx) {
   std::optional<sys::CommandOutput> lspci = ctx.Run({"lspci", "-nn", "-D"}, ProbeContext::NoteFailure::kUnlessMissing);
+  std::vector<PciDevice> devices;
   if (lspci) {
-    for (PciDevice& device : ParseLspciNvidiaGpus(lspci->stdout_text)) {
-      ctx.probe.gpus.push_back({.pci_address = device.address, .pci_class = device.class_code,
-                                .vendor_id = device.vendor_id, .device_id = device.device_id,
-                                .name = device.name, .compute_capability = ""});
-    }
-    if (ctx.probe.gpus.empty()) ctx.Note("lspci lists no NVIDIA GPU");
+    devices = ParseLspciNvidiaGpus(lspci->stdout_text);
+    if (devices.empty()) ctx.Note("lspci lists no NVIDIA GPU");
   } else {
-    ctx.Note("GPUs not listed by PCI id: lspci did not run (Debian/Ubuntu package pciutils)");
+    devices = ReadSysfsNvidiaGpus(ctx.fs);
+    ctx.Note(devices.empty() ? "no NVIDIA GPU in /sys/bus/pci/devices (lspci, package pciutils, is not installed)"
+                             : "lspci is not installed (package pciutils): GPUs read from /sys/bus/pci without names");
+  }
+  for (PciDevice& device : devices) {
+    ctx.probe.gpus.push_back({.pci_address = device.address, .pci_class = device.class_code,
+                              .vendor_id = device.vendor_id, .device_id = device.device_id,
+                              .name = device.name, .compute_capability = ""});
   }
   // An LXC guest often sees no PCI bus, while the driver sees the passed-through GPUs.
   for (const auto& [address, capability] : ctx.options.driver.compute_capability_by_pci) {

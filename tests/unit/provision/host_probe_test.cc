@@ -176,6 +176,22 @@ TEST_F(HostProbeTest, BareHostReportsWhatIsMissingInNotesNeverAnError) {
   }
 }
 
+// A minimal Debian has no pciutils: the bus in sysfs still lists the GPU, and
+// the driver (when loaded) gives its compute capability.
+TEST_F(HostProbeTest, WithoutLspciGpusComeFromSysfs) {
+  dir_.WriteFile("sys/bus/pci/devices/0000:17:00.0/vendor", "0x10de\n");
+  dir_.WriteFile("sys/bus/pci/devices/0000:17:00.0/device", "0x2335\n");
+  dir_.WriteFile("sys/bus/pci/devices/0000:17:00.0/class", "0x030200\n");
+  options_.driver.compute_capability_by_pci = {{"0000:17:00.0", "9.0"}};
+  HostProbe probe = Probe();  // no lspci result scripted: the runner says it is missing
+  ASSERT_EQ(probe.gpus.size(), 1u) << AllNotes(probe);
+  EXPECT_EQ(probe.gpus[0].pci_address, "0000:17:00.0");
+  EXPECT_EQ(probe.gpus[0].device_id, "2335");
+  EXPECT_EQ(probe.gpus[0].pci_class, "0302");
+  EXPECT_EQ(probe.gpu_archs, std::vector<std::string>{"90"});
+  EXPECT_TRUE(HasNoteContaining(probe, "GPUs read from /sys/bus/pci")) << AllNotes(probe);
+}
+
 TEST_F(HostProbeTest, HeadersFromDpkgWhenTheBuildLinkIsAbsent) {
   runner_.SetResult({"dpkg-query", "-W", "-f=${Status}", std::string("linux-headers-") + kKernel},
                     FakeCommandRunner::Output(0, "install ok installed"));
