@@ -93,7 +93,8 @@ void AddProvisionCommand(CLI::App& app, CommandContext& context) {
   node->add_option("--torch", flags->torch, "PyTorch version (default 2.10.0)");
   node->add_option("--venv", flags->venv, "The venv's absolute path (default /opt/gpuctl/venv)");
   node->add_option("--ext", flags->ext, "A CUDA extension to build, e.g. flash-attn");
-  node->add_option("--container", flags->container, "Proxmox LXC VMID: provision inside that container");
+  node->add_option("--container", flags->container,
+                   "Proxmox LXC VMID: provision inside that container (default: the node's, from node add --container)");
   node->callback([&context, flags] { RunProvision(context, *flags); });
 }
 
