@@ -92,7 +92,9 @@ void SocketTunnel::Run() {
   while (true) {
     std::vector<pollfd> fds = {{wake_read_.get(), POLLIN, 0}, {listener_.get(), POLLIN, 0}};
     if (session_alive) fds.push_back({ssh_get_fd(session_->raw()), POLLIN, 0});
-    size_t first_link = fds.size();
+    const size_t first_link = fds.size();
+    // Links accepted below join the poll next round; only these have a pollfd.
+    const size_t polled_links = links.size();
     for (const auto& link : links) fds.push_back({link->local_fd(), link->WantedEvents(), 0});
     if (::poll(fds.data(), fds.size(), 1000) < 0 && errno != EINTR) break;
     if (fds[0].revents != 0) break;
@@ -112,7 +114,7 @@ void SocketTunnel::Run() {
         if (channel) links.push_back(std::make_unique<TunnelLink>(std::move(conn), channel));
       }
     }
-    for (size_t i = 0; i < links.size(); ++i) {
+    for (size_t i = 0; i < polled_links; ++i) {
       if (fds[first_link + i].revents != 0) links[i]->OnLocalReady(fds[first_link + i].revents);
     }
     // Drain every channel each round: libssh may have buffered data for any
