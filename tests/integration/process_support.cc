@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -92,8 +93,13 @@ RunResult RunProgram(const std::vector<std::string>& argv, const std::map<std::s
 
 BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv, const std::string& stderr_path,
                                      const std::map<std::string, std::string>& env) {
+  const pid_t test_pid = getpid();
   pid_ = fork();
   if (pid_ == 0) {
+    // A test that crashes (an ASan abort, a kill on timeout) never runs its
+    // destructors: sshd or gpuctld must not outlive it.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != test_pid) _exit(127);
     int fd = open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     dup2(fd, 2);
     dup2(fd, 1);
