@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libssh-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libsystemd-dev
+  libssh-dev libspdlog-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev
   tmux python3 openssh-server procps
 )
