@@ -44,13 +44,16 @@ void SetDeadline(grpc::ClientContext& context, std::chrono::milliseconds timeout
 
 }  // namespace
 
-AgentClient::AgentClient(std::string address, std::chrono::milliseconds call_timeout)
+AgentClient::AgentClient(std::string address, std::chrono::milliseconds call_timeout,
+                         const ChannelSecurity* security)
     : address_(std::move(address)), call_timeout_(call_timeout) {
   grpc::ChannelArguments args;
   // Fail fast when nobody listens instead of retrying with backoff.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  channel_ = grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), args);
+  if (security && !security->server_name.empty()) args.SetSslTargetNameOverride(security->server_name);
+  channel_ = grpc::CreateCustomChannel(
+      address_, security ? security->credentials : grpc::InsecureChannelCredentials(), args);
   stub_ = v1::Agent::NewStub(channel_);
 }
 
@@ -59,6 +62,13 @@ Status AgentClient::FromGrpc(const grpc::Status& status) const {
     case grpc::StatusCode::OK: return Status::Ok();
     case grpc::StatusCode::UNAVAILABLE:
     case grpc::StatusCode::DEADLINE_EXCEEDED:
+      if (address_.rfind("unix:", 0) != 0 && (status.error_message().find("ssl") != std::string::npos ||
+                                               status.error_message().find("Ssl") != std::string::npos ||
+                                               status.error_message().find("SSL") != std::string::npos)) {
+        return Unavailable("TLS handshake with gpuctld at " + address_ + " failed: " + status.error_message() +
+                           "\nCheck that --tls-ca signed the agent's certificate (and --tls-server-name matches it), "
+                           "and that the agent's --tls-client-ca signed --tls-cert.");
+      }
       return Unavailable("cannot reach gpuctld at " + address_ + ": " + status.error_message() +
                          "\nStart the agent with 'gpuctld --listen " + address_ +
                          "' (or 'systemctl start gpuctld'), or point gpuctl at it with --agent ADDR or $GPUCTL_AGENT.");

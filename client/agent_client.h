@@ -9,6 +9,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "client/channel_security.h"
 #include "common/status.h"
 #include "gpuctl/v1/agent.grpc.pb.h"
 
@@ -16,9 +17,11 @@ namespace gpuctl::client {
 
 class AgentClient {
  public:
-  // `address` is already normalised (see agent_address.h). No I/O happens here.
+  // `address` is already normalised (see agent_address.h). No I/O happens
+  // here. `security` null: an insecure channel (unix sockets only).
   explicit AgentClient(std::string address,
-                       std::chrono::milliseconds call_timeout = std::chrono::seconds(10));
+                       std::chrono::milliseconds call_timeout = std::chrono::seconds(10),
+                       const ChannelSecurity* security = nullptr);
 
   const std::string& address() const { return address_; }
   // Keeps `resource` alive as long as this client: the SSH tunnel behind a

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "client/commands/command_context.h"
+#include "client/commands/completion_command.h"
 #include "client/commands/events_command.h"
 #include "client/commands/health_command.h"
 #include "client/commands/node_bootstrap_command.h"
@@ -14,25 +15,83 @@
 #include "client/commands/train_command.h"
 
 namespace gpuctl::client {
+namespace {
+
+// The flags every command shares. Declared on the top-level app (for --help
+// and completion) and on the first pass's app, which is the one that reads
+// them and their environment variables.
+void AddGlobalFlags(CLI::App& app, GlobalOptions& global, bool read_environment) {
+  auto env = [read_environment](CLI::Option* option, const char* name) {
+    if (read_environment) option->envname(name);
+    return option;
+  };
+  app.add_option("--agent", global.agent,
+                 "Agent address: unix:PATH or HOST:PORT (default $GPUCTL_AGENT, else unix:/run/gpuctl/gpuctld.sock)");
+  env(app.add_option("--node", global.node,
+                     "Reach the agent of this node (gpuctl node add) through SSH (default $GPUCTL_NODE)"),
+      "GPUCTL_NODE");
+  app.add_flag("--accept-new-host-key", global.accept_new_host_key,
+               "Record an unknown SSH host key in known_hosts instead of refusing it (a changed key is always "
+               "refused)");
+  env(app.add_option("--tls-ca", global.tls_ca,
+                     "PEM CA that signed the agent's certificate; TCP agents need mutual TLS ($GPUCTL_TLS_CA)"),
+      "GPUCTL_TLS_CA");
+  env(app.add_option("--tls-cert", global.tls_cert,
+                     "PEM client certificate signed by the agent's --tls-client-ca ($GPUCTL_TLS_CERT)"),
+      "GPUCTL_TLS_CERT");
+  env(app.add_option("--tls-key", global.tls_key, "PEM private key of --tls-cert ($GPUCTL_TLS_KEY)"), "GPUCTL_TLS_KEY");
+  env(app.add_option("--tls-server-name", global.tls_server_name,
+                     "Name to verify in the agent's certificate, when not the address's host ($GPUCTL_TLS_SERVER_NAME)"),
+      "GPUCTL_TLS_SERVER_NAME");
+  app.add_option("-o,--output", global.output, "Output format: text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+}
+
+int PrintParseError(const CLI::ParseError& e, Console& console) {
+  // Subcommand --help surfaces here as a "success" parse error.
+  if (e.get_exit_code() == 0) {
+    console.out << e.what();
+    return kExitOk;
+  }
+  console.err << "gpuctl: " << e.what() << "\nRun 'gpuctl --help' for usage.\n";
+  return kExitUsage;
+}
+
+}  // namespace
 
 int RunCli(const std::vector<std::string>& args, Console& console, const std::string& env_agent) {
   CommandContext context{.global = {}, .console = console, .env_agent = env_agent, .args = args};
+
+  // First pass: the global flags, before or after the subcommand (gpuctl
+  // provision node n1 --accept-new-host-key), never after "--" (the job's
+  // own argv). Everything else is left, in order, for the second pass.
+  // (CLI11's fallthrough would do this, but it adds trailing positionals
+  // such as train start's command twice.) No subcommand may define a flag
+  // of the same name.
+  std::vector<std::string> rest;
+  {
+    CLI::App globals{"", "gpuctl"};
+    globals.set_help_flag();
+    globals.allow_extras();
+    AddGlobalFlags(globals, context.global, /*read_environment=*/true);
+    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    try {
+      globals.parse(reversed);
+    } catch (const CLI::ParseError& e) {
+      return PrintParseError(e, console);
+    }
+    rest = globals.remaining();
+  }
+
   CLI::App app{
       "gpuctl: provision GPU hosts and run training jobs on them without losing the machine.\n"
-      "Talks to the gpuctld agent on this host (unix socket) or on another (--agent HOST:PORT).",
+      "Talks to the gpuctld agent on this host (unix socket) or on another (--agent HOST:PORT with mutual TLS,\n"
+      "or --node NAME over SSH). Global flags may come before or after the subcommand.",
       "gpuctl"};
   app.set_version_flag("--version", std::string("gpuctl ") + GPUCTL_VERSION);
-  app.add_option("--agent", context.global.agent,
-                 "Agent address: unix:PATH or HOST:PORT (default $GPUCTL_AGENT, else unix:/run/gpuctl/gpuctld.sock)");
-  app.add_option("--node", context.global.node,
-                 "Reach the agent of this node (gpuctl node add) through SSH (default $GPUCTL_NODE)")
-      ->envname("GPUCTL_NODE");
-  app.add_flag("--accept-new-host-key", context.global.accept_new_host_key,
-               "Record an unknown SSH host key in known_hosts instead of refusing it (a changed key is always "
-               "refused)");
-  app.add_option("-o,--output", context.global.output, "Output format: text or json")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
+  GlobalOptions shown;  // the first pass has read them: these are for --help only
+  AddGlobalFlags(app, shown, /*read_environment=*/false);
   app.require_subcommand(1);
   AddHealthCommand(app, context);
   AddTrainCommand(app, context);
@@ -41,9 +100,10 @@ int RunCli(const std::vector<std::string>& args, Console& console, const std::st
   AddNodeCommand(app, context);
   AddProvisionCommand(app, context);
   AddNodeBootstrapCommand(*app.get_subcommand("node"), context);
+  AddCompletionCommand(app, context);
 
   // CLI11 wants argv[0] first and parses back to front.
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  std::vector<std::string> reversed(rest.rbegin(), rest.rend());
   try {
     app.parse(reversed);
   } catch (const CLI::CallForHelp&) {
@@ -56,13 +116,7 @@ int RunCli(const std::vector<std::string>& args, Console& console, const std::st
     console.out << app.version() << "\n";
     return kExitOk;
   } catch (const CLI::ParseError& e) {
-    // Subcommand --help surfaces here as a "success" parse error.
-    if (e.get_exit_code() == 0) {
-      console.out << e.what();
-      return kExitOk;
-    }
-    console.err << "gpuctl: " << e.what() << "\nRun 'gpuctl --help' for usage.\n";
-    return kExitUsage;
+    return PrintParseError(e, console);
   }
   return context.exit_code;
 }

@@ -16,6 +16,8 @@ struct GlobalOptions {
   std::string node;   // --node NAME (or $GPUCTL_NODE): reach that node's agent over SSH
   bool accept_new_host_key = false;  // record an unknown SSH host key instead of refusing it
   std::string output = "text";
+  // Mutual TLS for TCP agents (--tls-ca/--tls-cert/--tls-key, $GPUCTL_TLS_*).
+  std::string tls_ca, tls_cert, tls_key, tls_server_name;
   OutputFormat format() const { return output == "json" ? OutputFormat::kJson : OutputFormat::kText; }
 };
 

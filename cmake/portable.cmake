@@ -88,10 +88,23 @@ function(gpuctl_prefer_static_archives)
   endforeach()
 endfunction()
 
-# What the shipped executables (gpuctld, gpuctl) get on top: see
-# arc4random.c for why.
+# What the shipped executables (gpuctld, gpuctl) get on top:
+# - arc4random.c (see there why);
+# - debug info moved to TARGET.debug beside the binary, which is then
+#   stripped: what bootstrap uploads and the .deb ships is the small binary,
+#   and gdb still finds the symbols through the debuglink.
 function(gpuctl_portable_executable target)
-  if(GPUCTL_PORTABLE)
-    target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/cmake/arc4random.c)
+  if(NOT GPUCTL_PORTABLE)
+    return()
+  endif()
+  target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/cmake/arc4random.c)
+  if(CMAKE_OBJCOPY AND CMAKE_STRIP)
+    add_custom_command(TARGET ${target} POST_BUILD
+      COMMAND ${CMAKE_OBJCOPY} --only-keep-debug $<TARGET_FILE:${target}> $<TARGET_FILE:${target}>.debug
+      COMMAND ${CMAKE_STRIP} --strip-all $<TARGET_FILE:${target}>
+      COMMAND ${CMAKE_OBJCOPY} --add-gnu-debuglink=$<TARGET_FILE_NAME:${target}>.debug $<TARGET_FILE:${target}>
+      WORKING_DIRECTORY $<TARGET_FILE_DIR:${target}>
+      COMMENT "Stripping ${target} (debug info in ${target}.debug)"
+      VERBATIM)
   endif()
 endfunction()

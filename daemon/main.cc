@@ -187,6 +187,10 @@ int main(int argc, char** argv) {
         guard_plan->config, deps, daemon::MakePressureWaiter(*guard_plan, host_fs, cgroups));
     memory_guard->Start();
   }
+  std::unique_ptr<sys::WatchdogFeeder> watchdog_feeder;
+  if (!memory_guard) {
+    if (auto interval = sys::WatchdogInterval()) watchdog_feeder = std::make_unique<sys::WatchdogFeeder>(*interval);
+  }
   sys::NotifyReady();
 
   int sig = sys::WaitForShutdownSignal();
@@ -195,6 +199,7 @@ int main(int argc, char** argv) {
   // deadline well inside the 2 s promise.
   sys::NotifyStopping();
   if (memory_guard) memory_guard->Stop();
+  watchdog_feeder.reset();
   health_hub.Stop();
   event_log.EndSubscriptions();
   (*server)->Shutdown(clock.WallNow() + std::chrono::milliseconds(1000));

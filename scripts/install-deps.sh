@@ -1,14 +1,27 @@
 #!/usr/bin/env bash
-# Installs everything gpuctl needs to build, test and run, from Debian 12's
-# own packages (no other registry is used).
+# Installs what gpuctl needs from Debian 12's own packages (no other
+# registry is used).
+#   bash scripts/install-deps.sh          # build and run (the main command)
+#   bash scripts/install-deps.sh --test   # also what the tests drive for real
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libssh-dev libspdlog-dev nlohmann-json3-dev libcli11-dev
-  libgtest-dev libgmock-dev
-  tmux python3 openssh-server procps
+  tmux python3 procps
 )
+if [ "${1:-}" = --test ]; then
+  packages+=(
+    libgtest-dev libgmock-dev
+    openssh-server openssh-client   # SSH node tests (a real sshd on loopback)
+    openssl                         # the TLS tests make their own CA
+    python3-venv                    # the reflection-only client (grpcio from the package index)
+    debootstrap zstd                # fresh Debian roots for the fresh-node test
+    lxc iproute2 systemd-container  # a real systemd in an LXC container for the unit and the .deb
+    util-linux                      # setpriv: a second, non-root user
+    dpkg-dev file                   # the .deb is built and inspected
+  )
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

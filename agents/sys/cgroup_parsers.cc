@@ -71,4 +71,13 @@ bool ControllerListHas(std::string_view list, std::string_view controller) {
   return false;
 }
 
+std::string StripCgroupMount(std::string_view path, std::string_view mount) {
+  while (mount.size() > 1 && mount.back() == '/') mount.remove_suffix(1);
+  if (mount.empty() || mount == "/" || !path.starts_with(mount)) return std::string(path);
+  std::string_view rest = path.substr(mount.size());
+  if (rest.empty()) return "/";
+  if (rest.front() != '/') return std::string(path);  // /sys/fs/cgroup/memoryX is not under .../memory
+  return std::string(rest);
+}
+
 }  // namespace gpuctl::sys

@@ -37,6 +37,11 @@ Result<std::vector<int64_t>> ParseCgroupProcs(std::string_view text);
 using FlatKeyed = std::map<std::string, uint64_t, std::less<>>;
 Result<FlatKeyed> ParseFlatKeyed(std::string_view text);
 
+// A cgroup given as its directory (/sys/fs/cgroup/memory/lxc/c1) made the
+// path under the hierarchy that the drivers take (/lxc/c1): `mount` is the
+// hierarchy's directory. A path not under `mount` is returned as it is.
+std::string StripCgroupMount(std::string_view path, std::string_view mount);
+
 // True when `list` (a space-separated controller list such as v2's
 // cgroup.controllers or cgroup.subtree_control) names `controller`.
 bool ControllerListHas(std::string_view list, std::string_view controller);

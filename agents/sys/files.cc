@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -32,6 +33,28 @@ Status EnsureDir(const std::string& path, unsigned mode) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return ErrnoError("cannot stat " + path, errno);
   if (!S_ISDIR(st.st_mode)) return FailedPrecondition(path + " exists and is not a directory");
+  return Status::Ok();
+}
+
+Status CheckPrivateDir(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return ErrnoError("cannot stat " + path, errno);
+  if (S_ISLNK(st.st_mode)) {
+    return Status(ErrorCode::kPermissionDenied, path + " is a symbolic link; it must be a directory of its own");
+  }
+  if (!S_ISDIR(st.st_mode)) return Status(ErrorCode::kPermissionDenied, path + " is not a directory");
+  if (st.st_uid != ::geteuid()) {
+    return Status(ErrorCode::kPermissionDenied,
+                  path + " is owned by uid " + std::to_string(st.st_uid) + ", not by this agent's uid " +
+                      std::to_string(::geteuid()) + "; another user could replace what is in it. Remove it, or chown it");
+  }
+  if ((st.st_mode & 022) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return Status(ErrorCode::kPermissionDenied, path + " has mode " + mode +
+                                                    ": others may write in it. chmod go-w " + path +
+                                                    " (gpuctld creates it 0700 itself when it is missing)");
+  }
   return Status::Ok();
 }
 

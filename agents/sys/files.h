@@ -13,6 +13,11 @@ namespace gpuctl::sys {
 // as they are, so pointing the agent at /tmp never chmods /tmp).
 Status EnsureDir(const std::string& path, unsigned mode);
 Status ChangeMode(const std::string& path, unsigned mode);
+// A directory only this process's user may change: a real directory (not a
+// symlink), owned by the effective uid, not group- or world-writable.
+// Errors: kPermissionDenied saying which of these fails and how to fix it,
+// kNotFound, kIo.
+Status CheckPrivateDir(const std::string& path);
 // Writes to a temp file in the same directory, fsyncs, renames over `path`:
 // readers see the old or the new content, never a torn one.
 Status WriteFileAtomic(const std::string& path, std::string_view content, unsigned mode = 0644);

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,8 +11,23 @@
 namespace gpuctl::sys {
 
 Result<PidLock> PidLock::Acquire(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return ErrnoError("cannot open lock file " + path, errno);
+  // O_NOFOLLOW: a symlink planted as the lock file is refused, never
+  // followed to a file we would then truncate and write our pid into.
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    int err = errno;
+    if (err == ELOOP) {
+      return Status(ErrorCode::kPermissionDenied, "lock file " + path + " is a symbolic link; remove it");
+    }
+    return ErrnoError("cannot open lock file " + path, err);
+  }
+  // A hard link or a FIFO planted there is no better than a symlink.
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != ::geteuid()) {
+    ::close(fd);
+    return Status(ErrorCode::kPermissionDenied,
+                  "lock file " + path + " is not a regular file of this agent's own (a link or another user's); remove it");
+  }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int err = errno;
     char buf[32] = {};

@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <charconv>
+#include <condition_variable>
+#include <mutex>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -64,6 +66,19 @@ std::optional<std::chrono::microseconds> ParseWatchdogUsec(const char* usec, con
   }
   return std::chrono::microseconds(*value);
 }
+
+WatchdogFeeder::WatchdogFeeder(std::chrono::microseconds interval)
+    : thread_([interval](std::stop_token stop) {
+        std::mutex mutex;
+        std::condition_variable_any wake;
+        std::unique_lock lock(mutex);
+        while (!stop.stop_requested()) {
+          NotifyWatchdog();
+          wake.wait_for(lock, stop, interval, [] { return false; });
+        }
+      }) {}
+
+WatchdogFeeder::~WatchdogFeeder() = default;  // jthread: request_stop, then join
 
 void NotifyReady() { NotifyFromEnvironment("READY=1"); }
 void NotifyStopping() { NotifyFromEnvironment("STOPPING=1"); }

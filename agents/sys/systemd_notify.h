@@ -11,6 +11,7 @@
 #include <chrono>
 #include <optional>
 #include <string_view>
+#include <thread>
 
 #include "common/status.h"
 
@@ -21,6 +22,20 @@ void NotifyStopping();
 void NotifyWatchdog();
 // Half the unit's WatchdogSec (when set): how often NotifyWatchdog must come.
 std::optional<std::chrono::microseconds> WatchdogInterval();
+
+// Sends WATCHDOG=1 every `interval` from a thread of its own until
+// destroyed. For an agent whose guard is off: with the guard on, the
+// guard's loop feeds the watchdog, so a hung guard gets the agent restarted.
+class WatchdogFeeder {
+ public:
+  explicit WatchdogFeeder(std::chrono::microseconds interval);
+  ~WatchdogFeeder();
+  WatchdogFeeder(const WatchdogFeeder&) = delete;
+  WatchdogFeeder& operator=(const WatchdogFeeder&) = delete;
+
+ private:
+  std::jthread thread_;
+};
 
 // The parts above, with the environment passed in (for tests).
 // Sends `state` to `notify_socket`; an empty socket name is a no-op.

@@ -30,7 +30,10 @@ Result<std::unique_ptr<AgentClient>> CommandContext::ConnectAgent() const {
   }
   Result<std::string> address = NormalizeAgentAddress(ChooseAgentAddress(global.agent, env_agent));
   if (!address.ok()) return address.status();
-  return std::make_unique<AgentClient>(*address);
+  Result<ChannelSecurity> security = ChannelSecurityFor(
+      *address, {.ca = global.tls_ca, .cert = global.tls_cert, .key = global.tls_key, .server_name = global.tls_server_name});
+  if (!security.ok()) return security.status();
+  return std::make_unique<AgentClient>(*address, std::chrono::seconds(10), &*security);
 }
 
 void CommandContext::Fail(const Status& status) {

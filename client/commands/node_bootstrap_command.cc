@@ -19,6 +19,7 @@ struct NodeBootstrapFlags {
   std::string gpuctld;
   std::string agent_config;
   int timeout_s = 20;
+  bool no_install = false;
 };
 
 void RunBootstrap(CommandContext& ctx, const NodeBootstrapFlags& flags) {
@@ -33,7 +34,8 @@ void RunBootstrap(CommandContext& ctx, const NodeBootstrapFlags& flags) {
   BootstrapOptions options{.layout = *layout,
                            .gpuctld_path = flags.gpuctld,
                            .agent_config = flags.agent_config,
-                           .answer_deadline = std::chrono::seconds(flags.timeout_s)};
+                           .answer_deadline = std::chrono::seconds(flags.timeout_s),
+                           .install_missing = !flags.no_install};
   Result<BootstrapResult> booted = BootstrapAgent(*session, options, ctx.console.err);
   if (!booted.ok()) return ctx.Fail(booted.status());
   if (layout->prefix != node->agent_prefix) {
@@ -43,13 +45,15 @@ void RunBootstrap(CommandContext& ctx, const NodeBootstrapFlags& flags) {
   if (ctx.global.format() == OutputFormat::kJson) {
     ctx.console.out << nlohmann::json{{"node", node->name},     {"build", booted->build},
                                       {"changed", booted->changed}, {"pid", booted->pid},
-                                      {"socket", layout->socket}, {"prefix", layout->prefix}}
+                                      {"socket", layout->socket}, {"prefix", layout->prefix},
+                                      {"replaced_build", booted->replaced_build}}
                            .dump()
                     << "\n";
   } else {
     ctx.console.out << "node " << node->name << ": gpuctld build " << booted->build
                     << (booted->changed ? " started" : " already running") << " (pid " << booted->pid << ", "
-                    << layout->socket << ")\n";
+                    << layout->socket << ")"
+                    << (booted->replaced_build.empty() ? "" : "; replaced build " + booted->replaced_build) << "\n";
   }
 }
 
@@ -60,7 +64,8 @@ void AddNodeBootstrapCommand(CLI::App& node_command, CommandContext& context) {
   CLI::App* cmd = node_command.add_subcommand(
       "bootstrap",
       "Install or update gpuctld on a node over SSH and start it (systemd where it runs, else detached with a "
-      "pidfile); a no-op when the node already runs this build");
+      "pidfile); a no-op when the node already runs this build. Checks first that the node can run it (CPU "
+      "architecture, glibc 2.34 or newer) and installs tmux there when it is missing");
   cmd->add_option("name", flags->name, "Node name (gpuctl node add)")->required();
   cmd->add_option("--prefix", flags->prefix,
                   "Install under this directory (bin/, etc/, state/, run/, log/) instead of /usr/local/bin and "
@@ -68,6 +73,8 @@ void AddNodeBootstrapCommand(CLI::App& node_command, CommandContext& context) {
   cmd->add_option("--gpuctld", flags->gpuctld, "The gpuctld binary to install (default: the one beside gpuctl)");
   cmd->add_option("--agent-config", flags->agent_config,
                   "Agent config file to install (default deploy/gpuctld.json, only where the node has none)");
+  cmd->add_flag("--no-install", flags->no_install,
+                "Do not install missing run-time packages (tmux) on the node; refuse and print the command instead");
   cmd->add_option("--timeout", flags->timeout_s, "Seconds to wait for the agent to answer")
       ->check(CLI::Range(1, 600))
       ->capture_default_str();

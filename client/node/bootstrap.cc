@@ -8,7 +8,9 @@
 #include "client/node/agent_config.h"
 #include "client/node/agent_over_ssh.h"
 #include "client/node/deploy_files.h"
+#include "client/node/binary_requirements.h"
 #include "client/node/local_gpuctld.h"
+#include "client/node/node_fit.h"
 #include "client/node/remote_agent_commands.h"
 #include "client/ssh/sha256.h"
 #include "client/ssh/ssh_session.h"
@@ -99,6 +101,28 @@ std::unique_ptr<AgentClient> AnsweringAgent(const std::shared_ptr<ssh::SshSessio
   return std::move(*client);
 }
 
+// Jobs run in tmux: an agent without it cannot start one. Installed with the
+// node's package manager, or refused with the command to run.
+Status EnsureTmux(ssh::SshSession& session, const RemoteAgentState& state, const BootstrapOptions& options,
+                  std::ostream& progress) {
+  if (!state.tmux.empty()) return Status::Ok();
+  Result<std::string> install = InstallTmuxCommand(state.package_manager);
+  std::string node = session.description();
+  if (!install.ok()) {
+    return FailedPrecondition("tmux, which gpuctld runs jobs in, is not installed on " + node +
+                              " and the node has no package manager gpuctl knows (apt-get, dnf, yum, zypper, apk); "
+                              "install tmux there and run the bootstrap again");
+  }
+  if (!options.install_missing || !state.root) {
+    return FailedPrecondition("tmux, which gpuctld runs jobs in, is not installed on " + node + "; install it as root (" +
+                              *install + ") and run the bootstrap again" +
+                              (state.root ? "" : ", or bootstrap as root so gpuctl installs it"));
+  }
+  progress << "installing tmux on " << node << " (" << state.package_manager << ")\n";
+  Result<std::string> installed = RunChecked(session, *install + " 2>&1 && command -v tmux", "installing tmux");
+  return installed.ok() ? Status::Ok() : installed.status();
+}
+
 }  // namespace
 
 Result<BootstrapResult> BootstrapAgent(std::shared_ptr<ssh::SshSession> session, const BootstrapOptions& options,
@@ -116,25 +140,33 @@ Result<BootstrapResult> BootstrapAgent(std::shared_ptr<ssh::SshSession> session,
   Result<std::string> config = AgentConfigFor(*base_config, layout);
   if (!config.ok()) return config.status();
 
-  Result<std::string> probed = RunChecked(*session, ProbeCommand(layout), "looking at the installed agent");
+  Result<std::string> probed = RunChecked(*session, ProbeCommand(layout), "looking at the node and its agent");
   Result<LocalBinary> binary = hashing.get();
   if (!binary.ok()) return binary.status();
   if (!probed.ok()) return probed.status();
   Result<RemoteAgentState> state = ParseRemoteAgentState(*probed);
   if (!state.ok()) return state.status();
+  // Refuse a node that cannot run the binary before a byte is uploaded.
+  Result<BinaryRequirements> needs = ReadBinaryRequirements(binary->bytes);
+  if (!needs.ok()) return needs.status().Wrap(*local_path);
+  if (Status s = CheckNodeCanRun(*needs, *state, session->description()); !s.ok()) return s;
+  if (Status s = EnsureTmux(*session, *state, options, progress); !s.ok()) return s;
+
   const std::string& binary_sha = binary->sha256;
-  BootstrapResult result{.client = nullptr, .build = binary_sha.substr(0, 12), .changed = false, .pid = 0};
+  BootstrapResult result{
+      .client = nullptr, .build = binary_sha.substr(0, 12), .changed = false, .pid = 0, .replaced_build = ""};
   bool use_systemd = layout.system() && state->systemd;
   bool running = use_systemd ? state->unit_active : state->pid.has_value();
   bool binary_current = state->binary_sha256 == binary_sha;
   bool config_current = !state->config_sha256.empty() &&
                         (options.agent_config.empty() || state->config_sha256 == ssh::Sha256Hex(*config));
+  bool same_build_serves = state->serving_pid && state->serving_sha256 == binary_sha;
 
-  if (binary_current && config_current && running) {
+  if (binary_current && config_current && (running || same_build_serves)) {
     if (std::unique_ptr<AgentClient> client = AnsweringAgent(session, layout)) {
       progress << "agent answers (build " << result.build << ", unchanged)\n";
       result.client = std::move(client);
-      result.pid = state->pid.value_or(0);
+      result.pid = state->serving_pid.value_or(state->pid.value_or(0));
       return result;
     }
     progress << "gpuctld runs on " << session->description() << " but does not answer; restarting it\n";
@@ -152,6 +184,19 @@ Result<BootstrapResult> BootstrapAgent(std::shared_ptr<ssh::SshSession> session,
   if (!config_current) {
     progress << "installing " << layout.config << "\n";
     if (Status s = session->UploadBytes(*config, layout.config, 0644); !s.ok()) return s;
+  }
+
+  if (state->serving_pid && !same_build_serves) {
+    // Another build holds the socket: whatever started it (systemd, a
+    // person, an older bootstrap), it goes before ours starts.
+    result.replaced_build = state->serving_sha256.substr(0, 12);
+    progress << "gpuctld build " << result.replaced_build << " (pid " << *state->serving_pid << ") serves "
+             << layout.socket << "; replacing it with build " << result.build << "\n";
+    std::string stop = (use_systemd ? "systemctl stop gpuctld 2>/dev/null; " : "") + StopPidCommand(*state->serving_pid);
+    if (Result<std::string> stopped = RunChecked(*session, stop, "stopping the agent of another build");
+        !stopped.ok()) {
+      return stopped.status();
+    }
   }
 
   Result<std::string> started = Status();

@@ -1,4 +1,6 @@
-// Bootstrap: make a node run the agent of this build, over SSH. Uploads
+// Bootstrap: make a node run the agent of this build, over SSH. Checks first
+// that the node can run the binary (architecture, glibc) and has tmux
+// (installing it with the node's package manager where it can). Uploads
 // gpuctld, its config and (under systemd) its unit with SFTP, starts it
 // (systemd where it runs and the install is the system one, else detached
 // with a pidfile), and waits until it answers through the SSH tunnel. An
@@ -29,6 +31,9 @@ struct BootstrapOptions {
   // explicitly, it replaces the node's and restarts the agent if different.
   std::string agent_config;
   std::chrono::milliseconds answer_deadline = std::chrono::seconds(20);
+  // Install what jobs need at run time (tmux) with the node's package
+  // manager; false: refuse with the command to run instead.
+  bool install_missing = true;
 };
 
 struct BootstrapResult {
@@ -36,13 +41,15 @@ struct BootstrapResult {
   std::string build;                    // first 12 hex digits of gpuctld's SHA-256
   bool changed = false;                 // anything uploaded or (re)started
   int pid = 0;                          // the agent's pid on the node (0: unknown)
+  std::string replaced_build;           // the other build that served the socket, if any
 };
 
 // Progress lines go to `progress` ("uploading gpuctld (12.3 MiB)", "started
 // gpuctld (pid N)", "agent answers (build abc123)"). Errors: kNotFound (no
 // local gpuctld), kIo (upload), kUnavailable (the agent did not answer by
 // the deadline: the message carries the tail of its log), kFailedPrecondition
-// (a remote command failed: the command's output is in the message).
+// (the node cannot run the binary, lacks tmux and it cannot be installed, or
+// a remote command failed: the command's output is in the message).
 Result<BootstrapResult> BootstrapAgent(std::shared_ptr<ssh::SshSession> session, const BootstrapOptions& options,
                                        std::ostream& progress);
 

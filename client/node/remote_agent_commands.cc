@@ -1,8 +1,10 @@
 #include "client/node/remote_agent_commands.h"
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <sstream>
+#include <vector>
 
 #include "client/ssh/shell_quote.h"
 
@@ -22,7 +24,8 @@ constexpr const char* kAliveFunction =
 
 std::string ProbeCommand(const AgentLayout& layout) {
   std::string out = "b=" + ShellQuote(layout.binary) + "; c=" + ShellQuote(layout.config) +
-                    "; p=" + ShellQuote(layout.pidfile) + "; " + kAliveFunction;
+                    "; p=" + ShellQuote(layout.pidfile) + "; l=" + ShellQuote(layout.socket + ".lock") + "; " +
+                    kAliveFunction;
   out +=
       "if [ -f \"$b\" ]; then echo \"binary $(sha256sum < \"$b\" | cut -d' ' -f1)\"; else echo 'binary none'; fi; "
       "if [ -f \"$c\" ]; then echo \"config $(sha256sum < \"$c\" | cut -d' ' -f1)\"; else echo 'config none'; fi; "
@@ -34,43 +37,109 @@ std::string ProbeCommand(const AgentLayout& layout) {
       "\"$r\"|\"$r (deleted)\") echo \"running $pid\";; *) echo 'running none';; esac; "
       "else echo 'running none'; fi;; esac; "
       "if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet gpuctld 2>/dev/null; "
-      "then echo 'active yes'; else echo 'active no'; fi";
+      "then echo 'active yes'; else echo 'active no'; fi; "
+      // Whoever holds the socket's lock serves it: a gpuctld of any build,
+      // started by systemd, by hand or by an older bootstrap.
+      "s=$(head -c 20 \"$l\" 2>/dev/null | tr -cd 0-9); "
+      "case \"$(readlink /proc/${s:-0}/exe 2>/dev/null)\" in "
+      "*/gpuctld|*'/gpuctld (deleted)') if alive \"$s\"; then "
+      "echo \"serving $s $(sha256sum < /proc/$s/exe | cut -d' ' -f1)\"; else echo 'serving none'; fi;; "
+      "*) echo 'serving none';; esac; "
+      "echo \"machine $(uname -m)\"; "
+      "v=$(getconf GNU_LIBC_VERSION 2>/dev/null | cut -d' ' -f2); echo \"glibc ${v:-none}\"; "
+      "echo \"os $( (. /etc/os-release 2>/dev/null && echo \"$PRETTY_NAME\") | head -n1 | tr -cd '[:print:]')\"; "
+      "t=$(command -v tmux 2>/dev/null); echo \"tmux ${t:-none}\"; "
+      "m=none; for x in apt-get dnf yum zypper apk; do if command -v $x >/dev/null 2>&1; then m=$x; break; fi; done; "
+      "echo \"packages $m\"; "
+      "if [ \"$(id -u)\" = 0 ]; then echo 'root yes'; else echo 'root no'; fi";
   return out;
 }
 
+namespace {
+
+std::optional<int> ParsePidValue(const std::string& value) {
+  int pid = 0;
+  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), pid);
+  if (ec != std::errc() || end != value.data() + value.size() || pid <= 0) return std::nullopt;
+  return pid;
+}
+
+}  // namespace
+
 Result<RemoteAgentState> ParseRemoteAgentState(const std::string& output) {
+  static const std::vector<std::string> kKeys = {"binary",  "config", "systemd", "running", "active", "serving",
+                                                 "machine", "glibc",  "os",      "tmux",    "packages", "root"};
   RemoteAgentState state;
-  int seen = 0;
+  std::vector<std::string> seen;
   std::istringstream lines(output);
   std::string line;
+  auto none_or = [](const std::string& value) { return value == "none" ? std::string() : value; };
   while (std::getline(lines, line)) {
     size_t space = line.find(' ');
     std::string key = line.substr(0, space);
     std::string value = space == std::string::npos ? "" : line.substr(space + 1);
     bool ok = true;
     if (key == "binary") {
-      state.binary_sha256 = value == "none" ? "" : value;
+      state.binary_sha256 = none_or(value);
     } else if (key == "config") {
-      state.config_sha256 = value == "none" ? "" : value;
+      state.config_sha256 = none_or(value);
     } else if (key == "systemd") {
       state.systemd = value == "yes";
     } else if (key == "active") {
       state.unit_active = value == "yes";
     } else if (key == "running") {
-      int pid = 0;
-      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), pid);
       if (value != "none") {
-        ok = ec == std::errc() && end == value.data() + value.size() && pid > 0;
-        if (ok) state.pid = pid;
+        state.pid = ParsePidValue(value);
+        ok = state.pid.has_value();
       }
+    } else if (key == "serving") {
+      if (value != "none") {
+        size_t sep = value.find(' ');
+        state.serving_pid = ParsePidValue(value.substr(0, sep));
+        state.serving_sha256 = sep == std::string::npos ? "" : value.substr(sep + 1);
+        ok = state.serving_pid.has_value() && state.serving_sha256.size() == 64;
+      }
+    } else if (key == "machine") {
+      state.machine = value;
+      ok = !value.empty();
+    } else if (key == "glibc") {
+      state.glibc = none_or(value);
+    } else if (key == "os") {
+      state.os = value;
+    } else if (key == "tmux") {
+      state.tmux = none_or(value);
+    } else if (key == "packages") {
+      state.package_manager = none_or(value);
+    } else if (key == "root") {
+      state.root = value == "yes";
     } else {
       ok = false;
     }
-    if (!ok) return Internal("unexpected line from the node's probe: '" + line + "'");
-    ++seen;
+    if (!ok || std::find(seen.begin(), seen.end(), key) != seen.end()) {
+      return Internal("unexpected line from the node's probe: '" + line + "'");
+    }
+    seen.push_back(key);
   }
-  if (seen != 5) return Internal("the node's probe printed " + std::to_string(seen) + " of 5 lines:\n" + output);
+  if (seen.size() != kKeys.size()) {
+    return Internal("the node's probe printed " + std::to_string(seen.size()) + " of " +
+                    std::to_string(kKeys.size()) + " lines:\n" + output);
+  }
   return state;
+}
+
+Result<std::string> InstallTmuxCommand(const std::string& package_manager) {
+  // apt's lists may be missing on a fresh image (debootstrap, cloud images
+  // that clean them): install, and update the lists only if that fails.
+  if (package_manager == "apt-get") {
+    return std::string(
+        "export DEBIAN_FRONTEND=noninteractive; "
+        "apt-get install -y -q --no-install-recommends tmux || "
+        "{ apt-get update -q && apt-get install -y -q --no-install-recommends tmux; }");
+  }
+  if (package_manager == "dnf" || package_manager == "yum") return package_manager + " install -y tmux";
+  if (package_manager == "zypper") return std::string("zypper --non-interactive install tmux");
+  if (package_manager == "apk") return std::string("apk add --no-cache tmux");
+  return InvalidArgument("no known package manager ('" + package_manager + "')");
 }
 
 std::string MakeDirsCommand(const AgentLayout& layout) {

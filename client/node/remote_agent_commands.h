@@ -11,21 +11,38 @@
 
 namespace gpuctl::client {
 
-// What the probe found on the node.
+// What the probe found on the node: the installed agent, and what the node
+// is (checked before anything is uploaded).
 struct RemoteAgentState {
   std::string binary_sha256;  // empty: no binary installed
   std::string config_sha256;  // empty: no config
   bool systemd = false;       // systemd runs the node (/run/systemd/system)
   std::optional<int> pid;     // the pidfile's agent, alive and running our binary
   bool unit_active = false;   // systemctl is-active gpuctld
+  // The gpuctld that holds the socket's lock, whatever started it, and the
+  // SHA-256 of the binary it runs (/proc/PID/exe).
+  std::optional<int> serving_pid;
+  std::string serving_sha256;
+  std::string machine;          // uname -m
+  std::string glibc;            // "2.36"; empty: no glibc (musl) or no getconf
+  std::string os;               // PRETTY_NAME from os-release, for messages
+  std::string tmux;             // its path; empty: not installed
+  std::string package_manager;  // apt-get, dnf, yum, zypper, apk; empty: none known
+  bool root = false;            // the SSH user is root
   bool running() const { return pid.has_value() || unit_active; }
 };
 
-// Prints "binary SHA|none", "config SHA|none", "systemd yes|no",
-// "running PID|none", "active yes|no", one per line.
+// Prints one "KEY VALUE" line per field of RemoteAgentState: "binary
+// SHA|none", "config SHA|none", "systemd yes|no", "running PID|none",
+// "active yes|no", "serving PID SHA|none", "machine M", "glibc V|none",
+// "os NAME", "tmux PATH|none", "packages TOOL|none", "root yes|no".
 std::string ProbeCommand(const AgentLayout& layout);
 // Errors: kInternal naming the line when the output is not what ProbeCommand prints.
 Result<RemoteAgentState> ParseRemoteAgentState(const std::string& output);
+
+// Installs tmux with the node's package manager, non-interactively.
+// Errors: kInvalidArgument for a package manager this does not know.
+Result<std::string> InstallTmuxCommand(const std::string& package_manager);
 
 // mkdir -p of the directories the layout needs.
 std::string MakeDirsCommand(const AgentLayout& layout);

@@ -1,23 +1,9 @@
 #include "daemon/config/daemon_config.h"
 
-#include <arpa/inet.h>
-
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 namespace gpuctl::daemon {
-namespace {
-
-bool IsLoopbackHost(const std::string& host) {
-  if (host == "localhost" || host == "::1") return true;
-  in_addr v4{};
-  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) {
-    return (ntohl(v4.s_addr) >> 24) == 127;
-  }
-  return false;
-}
-
-}  // namespace
 
 std::string ListenAddress::GrpcUri() const {
   if (kind == Kind::kUnix) return "unix:" + path;
@@ -57,9 +43,8 @@ Result<ListenAddress> ParseListenAddress(const std::string& text) {
     return InvalidArgument("--listen " + text + ": the port must be a number from 0 to 65535");
   }
   addr.port = std::stoi(port_text);
-  if (!IsLoopbackHost(addr.host)) {
-    return InvalidArgument("--listen " + text + ": TCP is only served on loopback (127.0.0.1, ::1, localhost) "
-                           "until remote authentication exists; reach remote agents with gpuctl --node over SSH");
+  if (addr.host.empty()) {
+    return InvalidArgument("--listen " + text + ": give the address to serve, e.g. 127.0.0.1:50051 or 0.0.0.0:50051");
   }
   return addr;
 }
@@ -93,10 +78,13 @@ Status LoadConfigFile(const std::string& path, DaemonConfig& config) {
       else if (key == "guard_protect") config.guard_protect = value.get<std::vector<std::string>>();
       else if (key == "cgroup_parent") config.cgroup_parent = value.get<std::string>();
       else if (key == "lock_memory") config.lock_memory = value.get<bool>();
+      else if (key == "tls_cert") config.tls_cert = value.get<std::string>();
+      else if (key == "tls_key") config.tls_key = value.get<std::string>();
+      else if (key == "tls_client_ca") config.tls_client_ca = value.get<std::string>();
       else {
         return InvalidArgument("config file " + path + ": unknown key '" + key +
                                "' (known: listen, state_dir, log_level, nvml_library, nvidia_smi, gpu_max_age_ms, tmux_socket, pct, lxc_rootfs, provision_root, guard, guard_domain, guard_reserve, guard_unmanaged, "
-                               "guard_protect, cgroup_parent, lock_memory)");
+                               "guard_protect, cgroup_parent, lock_memory, tls_cert, tls_key, tls_client_ca)");
       }
     }
   } catch (const nlohmann::json::exception& e) {
@@ -107,9 +95,29 @@ Status LoadConfigFile(const std::string& path, DaemonConfig& config) {
 
 Status Validate(const DaemonConfig& config) {
   if (config.listen.empty()) return InvalidArgument("at least one --listen address is needed");
+  bool any_tcp = false;
   for (const std::string& l : config.listen) {
     Result<ListenAddress> addr = ParseListenAddress(l);
     if (!addr.ok()) return addr.status();
+    if (addr->kind == ListenAddress::Kind::kTcp) {
+      any_tcp = true;
+      if (config.tls_cert.empty() || config.tls_key.empty() || config.tls_client_ca.empty()) {
+        return InvalidArgument(
+            "--listen " + l + ": TCP is served only with mutual TLS; give --tls-cert, --tls-key and "
+            "--tls-client-ca. Without it any local user could reach the agent, which runs jobs as root. "
+            "On this host use the unix socket; from elsewhere use gpuctl --node (SSH)");
+      }
+    }
+  }
+  for (const auto& [flag, path] : {std::pair{"--tls-cert", &config.tls_cert}, std::pair{"--tls-key", &config.tls_key},
+                                   std::pair{"--tls-client-ca", &config.tls_client_ca}}) {
+    if (!path->empty() && path->front() != '/') {
+      return InvalidArgument(std::string(flag) + " must be an absolute path, got '" + *path + "'");
+    }
+  }
+  if (config.tls() && !any_tcp) {
+    return InvalidArgument("--tls-cert, --tls-key and --tls-client-ca secure TCP listen addresses, and none is given; "
+                           "add --listen HOST:PORT");
   }
   if (config.state_dir.empty() || config.state_dir.front() != '/') {
     return InvalidArgument("--state-dir must be an absolute path, got '" + config.state_dir + "'");

@@ -23,8 +23,9 @@ struct ListenAddress {
   std::string GrpcUri() const;
 };
 
-// "unix:/abs/path" or "HOST:PORT" / "[::1]:PORT". TCP only on loopback until
-// authentication exists: 127.0.0.0/8, ::1 or localhost.
+// "unix:/abs/path" or "HOST:PORT" / "[IPV6]:PORT". Syntax only: TCP is
+// served only with mutual TLS (Validate), on the literal addresses HOST
+// resolves to (AgentServer).
 Result<ListenAddress> ParseListenAddress(const std::string& text);
 
 struct DaemonConfig {
@@ -57,6 +58,14 @@ struct DaemonConfig {
   // cgroup:PATH domain.
   std::string cgroup_parent;
   bool lock_memory = true;  // mlockall the agent
+
+  // Mutual TLS for TCP listen addresses (PEM files). TCP is refused without
+  // all three: a port is open to every local user, and the agent runs jobs
+  // as root. Clients must present a certificate signed by tls_client_ca.
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_client_ca;
+  bool tls() const { return !tls_cert.empty() || !tls_key.empty() || !tls_client_ca.empty(); }
 };
 
 // Reads a JSON config file: keys as in DaemonConfig ("listen" is a list).

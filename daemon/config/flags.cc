@@ -10,7 +10,7 @@ Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
   CLI::App app{
       "gpuctld: the gpuctl host agent. It samples host and GPU health, runs training jobs\n"
       "detached in tmux, and guards the host's memory. The gpuctl client talks to it over\n"
-      "a unix socket (default " + std::string(kDefaultSocketPath) + ") or loopback TCP.",
+      "a unix socket (default " + std::string(kDefaultSocketPath) + ") or TCP with mutual TLS.",
       "gpuctld"};
   app.set_version_flag("--version", std::string("gpuctld ") + GPUCTL_VERSION);
 
@@ -18,12 +18,13 @@ Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
   std::vector<std::string> listen;
   std::string state_dir, log_level, nvml_library, nvidia_smi, tmux_socket, pct, lxc_rootfs, provision_root;
   std::string guard, guard_domain, guard_reserve, cgroup_parent;
+  std::string tls_cert, tls_key, tls_client_ca;
   std::vector<std::string> guard_protect;
   bool guard_unmanaged = false, no_lock_memory = false;
   app.add_option("--config", config_file, "JSON config file; flags override its values")
       ->check(CLI::ExistingFile);
   app.add_option("--listen", listen,
-                 "Address to serve, repeatable: unix:PATH or HOST:PORT (loopback only)\n"
+                 "Address to serve, repeatable: unix:PATH or HOST:PORT (TCP needs the --tls-* flags)\n"
                  "default: unix:" + std::string(kDefaultSocketPath));
   app.add_option("--state-dir", state_dir, "Where jobs and logs are kept (default " +
                                                std::string(kDefaultStateDir) + ")");
@@ -49,12 +50,17 @@ Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
   app.add_option("--guard-protect", guard_protect,
                  "Process names never killed and given a low oom_score_adj (repeatable; default sshd, sshd-session)");
   app.add_option("--cgroup-parent", cgroup_parent, "Memory cgroup under which each job gets its own (default /gpuctl)");
+  app.add_option("--tls-cert", tls_cert, "PEM certificate the agent presents on TCP listen addresses");
+  app.add_option("--tls-key", tls_key, "PEM private key of --tls-cert (keep it 0600)");
+  app.add_option("--tls-client-ca", tls_client_ca,
+                 "PEM CA certificate(s); TCP clients must present a certificate signed by one of them");
   app.add_flag("--no-lock-memory", no_lock_memory, "Do not mlockall the agent (for tests without CAP_IPC_LOCK)");
 
   // A flag given twice takes its last value, as most daemons do (--listen,
   // a list, keeps them all).
   for (const char* name : {"--config", "--state-dir", "--log-level", "--nvml-library", "--nvidia-smi", "--tmux-socket", "--pct",
-                           "--lxc-rootfs", "--provision-root", "--guard", "--guard-domain", "--guard-reserve", "--cgroup-parent"}) {
+                           "--lxc-rootfs", "--provision-root", "--guard", "--guard-domain", "--guard-reserve", "--cgroup-parent",
+                           "--tls-cert", "--tls-key", "--tls-client-ca"}) {
     app.get_option(name)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
   try {
@@ -89,6 +95,9 @@ Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
   if (!guard_protect.empty()) config.guard_protect = guard_protect;
   if (!cgroup_parent.empty()) config.cgroup_parent = cgroup_parent;
   if (no_lock_memory) config.lock_memory = false;
+  if (!tls_cert.empty()) config.tls_cert = tls_cert;
+  if (!tls_key.empty()) config.tls_key = tls_key;
+  if (!tls_client_ca.empty()) config.tls_client_ca = tls_client_ca;
   if (Status s = Validate(config); !s.ok()) return s;
   return outcome;
 }

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "agents/sys/cgroup_parsers.h"
 #include "agents/sys/cgroup_v1_threshold.h"
 #include "agents/sys/files.h"
 #include "agents/sys/psi_trigger.h"
@@ -29,7 +30,17 @@ Result<GuardPlan> PlanGuard(const DaemonConfig& config, const sys::HostFs& fs, s
   std::string parent = config.cgroup_parent;
   if (g.domain.kind == guard::GuardDomain::Kind::kCgroup) {
     if (!cgroups) return FailedPrecondition("--guard-domain " + config.guard_domain + ": this host has no memory cgroups");
+    // The path under the hierarchy (/lxc/c1, as /proc/PID/cgroup shows it)
+    // or the cgroup's directory (/sys/fs/cgroup/memory/lxc/c1).
     Result<std::string> dir = cgroups->Directory(g.domain.cgroup);
+    if (Result<std::string> mount = cgroups->Directory("/"); mount.ok() && (!dir.ok() || !sys::PathExists(*dir))) {
+      std::string mount_seen = mount->substr(fs.root() == "/" ? 0 : fs.root().size());
+      std::string under = sys::StripCgroupMount(g.domain.cgroup, mount_seen);
+      if (under != g.domain.cgroup) {
+        g.domain.cgroup = under;
+        dir = cgroups->Directory(under);
+      }
+    }
     if (!dir.ok() || !sys::PathExists(*dir)) {
       return InvalidArgument("--guard-domain " + config.guard_domain + ": no such cgroup (" +
                              (dir.ok() ? *dir : dir.status().message()) + ")");

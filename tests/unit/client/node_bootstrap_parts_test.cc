@@ -52,28 +52,62 @@ TEST(AgentConfigTest, SystemInstallKeepsItsStateDir) {
   EXPECT_EQ(AgentConfigFor("{", *AgentLayoutFor("")).status().code(), ErrorCode::kInvalidArgument);
 }
 
+constexpr const char* kNodeFacts =
+    "machine x86_64\nglibc 2.36\nos Debian GNU/Linux 12 (bookworm)\ntmux none\npackages apt-get\nroot yes\n";
+
 TEST(RemoteAgentStateTest, ParsesWhatTheProbePrints) {
-  Result<RemoteAgentState> state =
-      ParseRemoteAgentState("binary abc\nconfig none\nsystemd no\nrunning 4242\nactive no\n");
+  Result<RemoteAgentState> state = ParseRemoteAgentState(
+      std::string("binary abc\nconfig none\nsystemd no\nrunning 4242\nactive no\nserving none\n") + kNodeFacts);
   ASSERT_TRUE(state.ok()) << state.status().ToString();
   EXPECT_EQ(state->binary_sha256, "abc");
   EXPECT_EQ(state->config_sha256, "");
   EXPECT_FALSE(state->systemd);
   EXPECT_EQ(state->pid, 4242);
   EXPECT_TRUE(state->running());
+  EXPECT_FALSE(state->serving_pid.has_value());
+  EXPECT_EQ(state->machine, "x86_64");
+  EXPECT_EQ(state->glibc, "2.36");
+  EXPECT_EQ(state->os, "Debian GNU/Linux 12 (bookworm)");
+  EXPECT_EQ(state->tmux, "");
+  EXPECT_EQ(state->package_manager, "apt-get");
+  EXPECT_TRUE(state->root);
 
-  state = ParseRemoteAgentState("binary none\nconfig def\nsystemd yes\nrunning none\nactive yes\n");
-  ASSERT_TRUE(state.ok());
+  std::string sha(64, 'f');
+  state = ParseRemoteAgentState("binary none\nconfig def\nsystemd yes\nrunning none\nactive yes\nserving 77 " + sha +
+                                "\nmachine aarch64\nglibc none\nos \ntmux /usr/bin/tmux\npackages none\nroot no\n");
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
   EXPECT_EQ(state->binary_sha256, "");
   EXPECT_TRUE(state->systemd);
   EXPECT_FALSE(state->pid.has_value());
   EXPECT_TRUE(state->unit_active);
+  EXPECT_EQ(state->serving_pid, 77);
+  EXPECT_EQ(state->serving_sha256, sha);
+  EXPECT_EQ(state->glibc, "");
+  EXPECT_EQ(state->tmux, "/usr/bin/tmux");
+  EXPECT_EQ(state->package_manager, "");
+  EXPECT_FALSE(state->root);
 }
 
 TEST(RemoteAgentStateTest, RefusesAnythingElse) {
+  std::string agent = "binary a\nconfig b\nsystemd no\nrunning 1\nactive no\nserving none\n";
+  EXPECT_TRUE(ParseRemoteAgentState(agent + kNodeFacts).ok());
   EXPECT_FALSE(ParseRemoteAgentState("binary abc\n").ok());
-  EXPECT_FALSE(ParseRemoteAgentState("binary a\nconfig b\nsystemd no\nrunning 12x\nactive no\n").ok());
-  EXPECT_FALSE(ParseRemoteAgentState("binary a\nconfig b\nsystemd no\nrunning 1\nactive no\nmotd hi\n").ok());
+  EXPECT_FALSE(ParseRemoteAgentState(agent).ok()) << "node facts missing";
+  EXPECT_FALSE(ParseRemoteAgentState(agent + kNodeFacts + "motd hi\n").ok());
+  EXPECT_FALSE(ParseRemoteAgentState(agent + kNodeFacts + "root no\n").ok()) << "a key twice";
+  std::string bad_pid = "binary a\nconfig b\nsystemd no\nrunning 12x\nactive no\nserving none\n";
+  EXPECT_FALSE(ParseRemoteAgentState(bad_pid + kNodeFacts).ok());
+  std::string bad_serving = "binary a\nconfig b\nsystemd no\nrunning 1\nactive no\nserving 5 short\n";
+  EXPECT_FALSE(ParseRemoteAgentState(bad_serving + kNodeFacts).ok());
+}
+
+TEST(RemoteCommandsTest, InstallsTmuxWithTheNodesPackageManager) {
+  EXPECT_NE(InstallTmuxCommand("apt-get")->find("apt-get install -y"), std::string::npos);
+  EXPECT_NE(InstallTmuxCommand("apt-get")->find("apt-get update"), std::string::npos);
+  EXPECT_EQ(*InstallTmuxCommand("dnf"), "dnf install -y tmux");
+  EXPECT_EQ(*InstallTmuxCommand("apk"), "apk add --no-cache tmux");
+  EXPECT_EQ(InstallTmuxCommand("").status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(InstallTmuxCommand("pacman; rm -rf /").status().code(), ErrorCode::kInvalidArgument);
 }
 
 TEST(RemoteCommandsTest, PathsAreQuoted) {

@@ -78,3 +78,18 @@ TEST(CgroupParsers, ParentPath) {
 
 }  // namespace
 }  // namespace gpuctl::sys
+
+namespace gpuctl::sys {
+namespace {
+
+TEST(StripCgroupMountTest, TakesTheDirectoryOrThePathUnderTheHierarchy) {
+  EXPECT_EQ(StripCgroupMount("/sys/fs/cgroup/memory/lxc/c1", "/sys/fs/cgroup/memory"), "/lxc/c1");
+  EXPECT_EQ(StripCgroupMount("/sys/fs/cgroup/lxc.payload.200", "/sys/fs/cgroup/"), "/lxc.payload.200");
+  EXPECT_EQ(StripCgroupMount("/sys/fs/cgroup/memory", "/sys/fs/cgroup/memory"), "/");
+  EXPECT_EQ(StripCgroupMount("/lxc/c1", "/sys/fs/cgroup/memory"), "/lxc/c1");
+  EXPECT_EQ(StripCgroupMount("/sys/fs/cgroup/memoryx/a", "/sys/fs/cgroup/memory"), "/sys/fs/cgroup/memoryx/a");
+  EXPECT_EQ(StripCgroupMount("/a", "/"), "/a");
+}
+
+}  // namespace
+}  // namespace gpuctl::sys

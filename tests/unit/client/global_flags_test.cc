@@ -1,0 +1,103 @@
+// Global flags after the subcommand, and the completion scripts, through
+// RunCli with no agent listening.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "client/cli.h"
+#include "client/exit_codes.h"
+#include "tests/fakes/temp_dir.h"
+
+namespace gpuctl::client {
+namespace {
+
+constexpr const char* kNoAgent = "unix:/nonexistent/gpuctl-test/x.sock";
+
+struct CliRun {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+CliRun RunGpuctl(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  Console console{out, err, false};
+  CliRun run;
+  run.code = RunCli(args, console, kNoAgent);
+  run.out = out.str();
+  run.err = err.str();
+  return run;
+}
+
+TEST(GlobalFlagsTest, WorkAfterTheSubcommand) {
+  // Before and after give the same answer: the agent named by --agent is
+  // tried (and is not there), not a usage error.
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"--agent", "unix:/nonexistent/other.sock", "health"},
+           {"health", "--agent", "unix:/nonexistent/other.sock"},
+           {"train", "list", "--agent", "unix:/nonexistent/other.sock", "-o", "json"},
+       }) {
+    CliRun r = RunGpuctl(args);
+    EXPECT_EQ(r.code, kExitUnreachable) << args.front() << ": " << r.err;
+    EXPECT_NE(r.err.find("other.sock"), std::string::npos) << r.err;
+  }
+  // A flag nobody knows is still a usage error.
+  EXPECT_EQ(RunGpuctl({"health", "--no-such-flag"}).code, kExitUsage);
+}
+
+TEST(GlobalFlagsTest, NodeFlagsAfterProvisionNode) {
+  // The example: was a usage error; now it gets as far as looking
+  // the node up (which this test's empty node store does not have).
+  testing::TempDir home;
+  ::setenv("XDG_CONFIG_HOME", home.path().c_str(), 1);
+  CliRun r = RunGpuctl({"provision", "node", "n1", "--dry-run", "--accept-new-host-key"});
+  ::unsetenv("XDG_CONFIG_HOME");
+  EXPECT_NE(r.code, kExitOk);
+  EXPECT_EQ(r.err.find("were not expected"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("following argument"), std::string::npos) << r.err;
+}
+
+// Runs the bash script for real: COMP_WORDS as bash would fill them.
+std::string Complete(const std::string& script, const std::string& words, int cword) {
+  testing::TempDir dir;
+  std::string path = dir.path() + "/completion.bash";
+  std::ofstream(path) << script;
+  std::string command = "bash -c 'source " + path + "; COMP_WORDS=(" + words + "); COMP_CWORD=" +
+                        std::to_string(cword) + "; _gpuctl; echo \"${COMPREPLY[*]}\"'";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  ::pclose(pipe);
+  return out;
+}
+
+TEST(CompletionTest, BashOffersSubcommandsAndFlagsOfThePathTyped) {
+  CliRun r = RunGpuctl({"completion", "bash"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  ASSERT_NE(r.out.find("complete -o default -F _gpuctl gpuctl"), std::string::npos);
+  EXPECT_EQ(Complete(r.out, "gpuctl tr", 1), "train\n");
+  std::string train = Complete(r.out, "gpuctl train ''", 2);
+  for (const char* word : {"start", "logs", "status", "stop", "list"}) {
+    EXPECT_NE(train.find(word), std::string::npos) << word << " in " << train;
+  }
+  EXPECT_EQ(Complete(r.out, "gpuctl train start --an", 3), "--anchors --anchors-flag\n");
+  EXPECT_EQ(Complete(r.out, "gpuctl train start --all", 3), "--alloc-conf\n");
+  // Global flags after a subcommand, and nothing after --.
+  EXPECT_NE(Complete(r.out, "gpuctl node bootstrap n1 --acc", 4).find("--accept-new-host-key"), std::string::npos);
+  EXPECT_EQ(Complete(r.out, "gpuctl train start -- python --an", 5), "\n");
+}
+
+TEST(CompletionTest, ZshUsesTheSameTable) {
+  CliRun r = RunGpuctl({"completion", "zsh"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("bashcompinit"), std::string::npos);
+  EXPECT_NE(r.out.find("_gpuctl()"), std::string::npos);
+  EXPECT_EQ(RunGpuctl({"completion", "fish"}).code, kExitUsage);
+}
+
+}  // namespace
+}  // namespace gpuctl::client
