@@ -75,6 +75,13 @@ Result<v1::StartJobRequest> BuildStartJobRequest(const TrainStartFlags& flags, c
   v1::StartJobRequest request;
   v1::JobSpec& spec = *request.mutable_spec();
   spec.set_name(flags.name);
+  for (const auto& [flag, path] : {std::pair{"--script", &flags.script}, std::pair{"--cwd", &flags.cwd}}) {
+    if (client_cwd.empty() && !path->empty() && path->front() != '/') {
+      return InvalidArgument(std::string(flag) + " " + *path +
+                             ": give an absolute path; the job runs on another host or in a container, "
+                             "where this directory means nothing");
+    }
+  }
   if (!flags.script.empty()) {
     spec.set_script(MakeAbsolute(flags.script, client_cwd));
     spec.add_command(spec.script());
@@ -93,7 +100,8 @@ Result<v1::StartJobRequest> BuildStartJobRequest(const TrainStartFlags& flags, c
     if (!kv.ok()) return kv.status();
     (*spec.mutable_env())[kv->first] = kv->second;  // a repeated KEY: the last one wins
   }
-  spec.set_cwd(MakeAbsolute(flags.cwd.empty() ? client_cwd : flags.cwd, client_cwd));
+  std::string cwd = flags.cwd.empty() ? client_cwd : flags.cwd;
+  if (!cwd.empty()) spec.set_cwd(MakeAbsolute(cwd, client_cwd));
   spec.set_gpus(flags.gpus);
   spec.set_container(flags.container);
   if (!flags.mem_limit.empty()) {

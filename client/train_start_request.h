@@ -33,7 +33,10 @@ struct TrainStartFlags {
 // Checks what is cheap to check here (name, anchors, env, script xor command)
 // and makes --script and --cwd absolute against `client_cwd` (lexically: the
 // files may live on the agent's host, not this one; the agent checks them).
-// Errors are kInvalidArgument with a message that names the flag.
+// The job runs in `client_cwd` unless --cwd says otherwise. An empty
+// `client_cwd` means this directory means nothing where the job runs (an
+// agent on another host, a container): relative paths are refused and the
+// agent picks the directory. Errors are kInvalidArgument naming the flag.
 Result<v1::StartJobRequest> BuildStartJobRequest(const TrainStartFlags& flags, const std::string& client_cwd);
 
 // A positive decimal integer: refuses "", "abc", "0", "-5", "1.5", "+3", overflow.

@@ -26,6 +26,7 @@
 #include "agents/sys/shutdown_signal.h"
 #include "agents/sys/systemd_notify.h"
 #include "agents/sys/tmux.h"
+#include "agents/sys/unix_bridge.h"
 #include "agents/train/job_supervisor.h"
 #include "daemon/config/flags.h"
 #include "daemon/server/agent_server.h"
@@ -51,6 +52,13 @@ void SetUpLogging(const std::string& level) {
 
 int main(int argc, char** argv) {
   using namespace gpuctl;
+  // gpuctld --bridge SOCKET: the client's way to the agent over an SSH exec
+  // channel (see unix_bridge.h). Not the agent itself: nothing else starts.
+  if (argc == 3 && std::string_view(argv[1]) == "--bridge") {
+    Status s = sys::BridgeUnixSocket(argv[2], STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO);
+    if (!s.ok()) std::cerr << "gpuctld --bridge: " << s.message() << "\n";
+    return s.ok() ? 0 : kExitStartFailed;
+  }
   // Before any thread exists, so all inherit the mask (see shutdown_signal.h).
   sys::BlockShutdownSignals();
 
@@ -101,6 +109,7 @@ int main(int argc, char** argv) {
   job_options.state_dir = config.state_dir;
   job_options.lxc_rootfs_template = config.lxc_rootfs;
   job_options.pct = config.pct;
+  job_options.default_cwd = sys::HomeDirectory();
   if (guard_plan && !guard_plan->job_cgroup_parent.empty()) {
     job_options.cgroups = cgroups;
     job_options.cgroup_parent = guard_plan->job_cgroup_parent;

@@ -1,11 +1,13 @@
 #include "agents/sys/files.h"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -34,6 +36,23 @@ Status EnsureDir(const std::string& path, unsigned mode) {
   if (::stat(path.c_str(), &st) != 0) return ErrnoError("cannot stat " + path, errno);
   if (!S_ISDIR(st.st_mode)) return FailedPrecondition(path + " exists and is not a directory");
   return Status::Ok();
+}
+
+bool IsWritableDir(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && ::access(path.c_str(), W_OK) == 0;
+}
+
+std::string HomeDirectory() {
+  std::string home;
+  if (const passwd* entry = ::getpwuid(::geteuid()); entry != nullptr && entry->pw_dir != nullptr) {
+    home = entry->pw_dir;
+  } else if (const char* env = std::getenv("HOME")) {
+    home = env;
+  }
+  struct stat st {};
+  if (home.empty() || home.front() != '/' || ::stat(home.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return "/";
+  return home;
 }
 
 Status CheckPrivateDir(const std::string& path) {

@@ -13,6 +13,10 @@ namespace gpuctl::sys {
 // as they are, so pointing the agent at /tmp never chmods /tmp).
 Status EnsureDir(const std::string& path, unsigned mode);
 Status ChangeMode(const std::string& path, unsigned mode);
+// This process's user's home directory (from the password database, else
+// $HOME), when it exists; "/" otherwise.
+std::string HomeDirectory();
+
 // A directory only this process's user may change: a real directory (not a
 // symlink), owned by the effective uid, not group- or world-writable.
 // Errors: kPermissionDenied saying which of these fails and how to fix it,
@@ -29,6 +33,9 @@ bool PathExists(const std::string& path);
 Result<uint64_t> FileSize(const std::string& path);
 // Up to `max_bytes` from `offset` (fewer at the end of the file).
 Result<std::string> ReadFileRange(const std::string& path, uint64_t offset, size_t max_bytes);
+// A directory we may create entries in (access W_OK: false on a read-only
+// mount too).
+bool IsWritableDir(const std::string& path);
 // A regular file we may execute (access X_OK).
 bool IsExecutableFile(const std::string& path);
 // Makes `link` a symlink to `target`, replacing what was there.

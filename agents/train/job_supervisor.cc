@@ -138,6 +138,7 @@ std::string JobSupervisor::HostPathForContainer(const std::string& vmid, const s
 
 Result<JobRecord> JobSupervisor::StartJob(JobSpec spec) {
   if (Status s = ValidateJobSpec(spec); !s.ok()) return s;
+  if (spec.cwd.empty() && spec.container.empty()) spec.cwd = options_.default_cwd;
   const std::string& name = spec.name;
   std::lock_guard lock(mutex_);
   auto existing = jobs_.find(name);

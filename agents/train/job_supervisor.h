@@ -38,6 +38,10 @@ struct JobSupervisorOptions {
   // Where jobs inside a container keep their files (a path inside it).
   std::string container_state_dir = "/var/lib/gpuctl";
   std::string pct = "pct";
+  // The working directory of a host job whose spec names none: a client on
+  // another host (gpuctl --node) has no directory here to give. The agent
+  // user's home, as `ssh host CMD` would use.
+  std::string default_cwd = "/";
   std::chrono::milliseconds monitor_interval{250};
   // Memory cgroups for jobs: each host job gets PARENT/NAME with a memory
   // limit. Null: jobs run without a cgroup of their own.

@@ -3,6 +3,7 @@
 #include <memory>
 #include <ostream>
 
+#include "client/agent_address.h"
 #include "client/commands/command_context.h"
 #include "client/commands/train_subcommands.h"
 #include "client/output/job_text.h"
@@ -30,10 +31,18 @@ Status CheckCommandAfterSeparator(const std::vector<std::string>& args, const st
 
 void RunStart(CommandContext& ctx, const TrainStartFlags& flags) {
   if (Status s = CheckCommandAfterSeparator(ctx.args, flags.command); !s.ok()) return ctx.Fail(s);
-  std::error_code ec;
-  std::filesystem::path cwd = std::filesystem::current_path(ec);
-  if (ec) return ctx.Fail(ErrnoError("reading the current directory", ec.value()));
-  Result<v1::StartJobRequest> request = BuildStartJobRequest(flags, cwd.string());
+  // This directory is the job's only when the job runs on this host: a
+  // local agent (unix socket), not --node, not a TCP agent, not --container.
+  std::string address = ChooseAgentAddress(ctx.global.agent, ctx.env_agent);
+  bool job_runs_here = ctx.global.node.empty() && flags.container.empty() &&
+                       (address.rfind("unix:", 0) == 0 || address.rfind('/', 0) == 0);
+  std::string client_cwd;
+  if (job_runs_here) {
+    std::error_code ec;
+    client_cwd = std::filesystem::current_path(ec).string();
+    if (ec) return ctx.Fail(ErrnoError("reading the current directory", ec.value()));
+  }
+  Result<v1::StartJobRequest> request = BuildStartJobRequest(flags, client_cwd);
   if (!request.ok()) return ctx.Fail(request.status());
   auto agent = ctx.ConnectAgent();
   if (!agent.ok()) return ctx.Fail(agent.status());
@@ -78,7 +87,9 @@ void AddTrainStartCommand(CLI::App& train, CommandContext& context) {
                   "KEY=VALUE added to the job's environment; repeat for more (a repeated KEY: the last wins)")
       ->allow_extra_args(false)
       ->type_name("KEY=VALUE");
-  cmd->add_option("--cwd", flags->cwd, "Working directory of the job (default: the current directory, absolute)")
+  cmd->add_option("--cwd", flags->cwd,
+                  "Working directory of the job (default: the current directory for a local agent; the agent "
+                  "user's home for --node and TCP agents)")
       ->type_name("DIR");
   cmd->add_option("--gpus", flags->gpus,
                   "CUDA_VISIBLE_DEVICES for the job: GPU indices or UUIDs, e.g. 0,1 (default: all)")

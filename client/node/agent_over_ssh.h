@@ -15,9 +15,11 @@ namespace ssh {
 class SshSession;
 }
 
+// `remote_gpuctld`: the node's gpuctld, run as `--bridge SOCKET` where the
+// SSH server will not forward to the socket itself; empty: no fallback.
 // Errors: kUnavailable when the remote socket cannot be reached.
 Result<std::unique_ptr<AgentClient>> AgentClientOverSsh(
     std::shared_ptr<ssh::SshSession> session, const std::string& remote_socket,
-    std::chrono::milliseconds call_timeout = std::chrono::seconds(10));
+    std::chrono::milliseconds call_timeout = std::chrono::seconds(10), const std::string& remote_gpuctld = "");
 
 }  // namespace gpuctl::client

@@ -64,7 +64,7 @@ Result<std::unique_ptr<AgentClient>> WaitUntilAnswers(const std::shared_ptr<ssh:
     }
     if (readiness->rfind("ready", 0) == 0) {
       Result<std::unique_ptr<AgentClient>> client =
-          AgentClientOverSsh(session, layout.socket, std::chrono::seconds(2));
+          AgentClientOverSsh(session, layout.socket, std::chrono::seconds(2), layout.binary);
       if (client.ok()) {
         Result<v1::HealthSnapshot> health = (*client)->GetHealth();
         if (health.ok()) return client;
@@ -96,7 +96,8 @@ Result<LocalBinary> ReadAndHash(const std::string& path) {
 // The agent that runs, if it is ours and answers: the fast path.
 std::unique_ptr<AgentClient> AnsweringAgent(const std::shared_ptr<ssh::SshSession>& session,
                                             const AgentLayout& layout) {
-  Result<std::unique_ptr<AgentClient>> client = AgentClientOverSsh(session, layout.socket, std::chrono::seconds(3));
+  Result<std::unique_ptr<AgentClient>> client =
+      AgentClientOverSsh(session, layout.socket, std::chrono::seconds(3), layout.binary);
   if (!client.ok() || !(*client)->GetHealth().ok()) return nullptr;
   return std::move(*client);
 }

@@ -25,7 +25,8 @@ Result<std::unique_ptr<AgentClient>> ConnectNode(const CommandContext& context, 
     if (!booted.ok()) return booted.status();
     return std::move(booted->client);
   }
-  Result<std::unique_ptr<AgentClient>> client = AgentClientOverSsh(*session, layout->socket);
+  Result<std::unique_ptr<AgentClient>> client =
+      AgentClientOverSsh(*session, layout->socket, std::chrono::seconds(10), layout->binary);
   if (!client.ok()) {
     return Status(client.status().code(),
                   client.status().message() + "; install or start it with: gpuctl node bootstrap " + name);

@@ -40,8 +40,9 @@ Result<sys::UniqueFd> ListenUnix(const std::string& path) {
 }  // namespace
 
 Result<std::unique_ptr<SocketTunnel>> SocketTunnel::Start(std::shared_ptr<SshSession> session,
-                                                          const std::string& remote_socket) {
-  Result<ssh_channel> first = session->OpenUnixForward(remote_socket);
+                                                          const std::string& remote_socket,
+                                                          const std::string& bridge_command) {
+  Result<ssh_channel> first = session->OpenUnixForward(remote_socket, bridge_command);
   if (!first.ok()) return first.status();
   ssh_channel spare = *first;
   // mkdtemp makes the directory 0700: the socket inside is ours alone.
@@ -58,16 +59,18 @@ Result<std::unique_ptr<SocketTunnel>> SocketTunnel::Start(std::shared_ptr<SshSes
     std::filesystem::remove_all(templ);
     return error;
   }
-  return std::unique_ptr<SocketTunnel>(new SocketTunnel(std::move(session), remote_socket, templ,
+  return std::unique_ptr<SocketTunnel>(new SocketTunnel(std::move(session), remote_socket, bridge_command, templ,
                                                         std::move(*listener), sys::UniqueFd(wake[0]),
                                                         sys::UniqueFd(wake[1]), spare));
 }
 
-SocketTunnel::SocketTunnel(std::shared_ptr<SshSession> session, std::string remote_socket, std::string dir,
+SocketTunnel::SocketTunnel(std::shared_ptr<SshSession> session, std::string remote_socket,
+                           std::string bridge_command, std::string dir,
                            sys::UniqueFd listener, sys::UniqueFd wake_read, sys::UniqueFd wake_write,
                            ssh_channel_struct* spare)
     : session_(std::move(session)),
       remote_socket_(std::move(remote_socket)),
+      bridge_command_(std::move(bridge_command)),
       dir_(std::move(dir)),
       local_socket_(dir_ + "/agent.sock"),
       listener_(std::move(listener)),
@@ -106,7 +109,7 @@ void SocketTunnel::Run() {
         ssh_channel channel = spare_;
         spare_ = nullptr;
         if (!channel && session_alive) {
-          Result<ssh_channel> opened = session_->OpenUnixForward(remote_socket_);
+          Result<ssh_channel> opened = session_->OpenUnixForward(remote_socket_, bridge_command_);
           if (opened.ok()) channel = *opened;
         }
         // With no channel the connection is closed at once: gRPC sees the

@@ -26,9 +26,11 @@ class SocketTunnel {
   // Opens one channel to `remote_socket` first, so an agent that is not
   // there is a clear error now rather than a vague gRPC one later. From here
   // until the tunnel is destroyed, the tunnel's thread alone uses `session`.
+  // `bridge_command`: see SshSession::OpenUnixForward.
   // Errors: kUnavailable (remote socket unreachable), kIo (local socket).
   static Result<std::unique_ptr<SocketTunnel>> Start(std::shared_ptr<SshSession> session,
-                                                     const std::string& remote_socket);
+                                                     const std::string& remote_socket,
+                                                     const std::string& bridge_command = "");
   // Stops the thread, closes every forwarded connection and removes the
   // local socket and its directory. The session is free to use again after.
   ~SocketTunnel();
@@ -39,12 +41,14 @@ class SocketTunnel {
   std::string address() const { return "unix:" + local_socket_; }
 
  private:
-  SocketTunnel(std::shared_ptr<SshSession> session, std::string remote_socket, std::string dir,
+  SocketTunnel(std::shared_ptr<SshSession> session, std::string remote_socket, std::string bridge_command,
+               std::string dir,
                sys::UniqueFd listener, sys::UniqueFd wake_read, sys::UniqueFd wake_write, ssh_channel_struct* spare);
   void Run();
 
   std::shared_ptr<SshSession> session_;
   std::string remote_socket_;
+  std::string bridge_command_;
   std::string dir_;
   std::string local_socket_;
   sys::UniqueFd listener_;

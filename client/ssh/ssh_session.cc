@@ -2,6 +2,7 @@
 
 #include <poll.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 
@@ -166,17 +167,55 @@ Result<ExecResult> SshSession::Exec(const std::string& command, std::string_view
   return result;
 }
 
-Result<ssh_channel_struct*> SshSession::OpenUnixForward(const std::string& remote_socket) {
+Result<ssh_channel_struct*> SshSession::OpenUnixForward(const std::string& remote_socket,
+                                                        const std::string& bridge_command) {
   ssh_channel channel = ssh_channel_new(session_);
   if (!channel) return Unavailable("SSH to " + description_ + ": cannot make a channel: " + ssh_get_error(session_));
   // The originator address is informational only; OpenSSH ignores it.
-  if (ssh_channel_open_forward_unix(channel, remote_socket.c_str(), "127.0.0.1", 0) != SSH_OK) {
+  if (ssh_channel_open_forward_unix(channel, remote_socket.c_str(), "127.0.0.1", 0) == SSH_OK) return channel;
+  std::string error = ssh_get_error(session_);
+  ssh_channel_free(channel);
+  if (!bridge_command.empty() && ssh_is_connected(session_)) return OpenBridge(remote_socket, bridge_command, error);
+  return Unavailable("cannot reach " + remote_socket + " on " + description_ + " through SSH (" + error +
+                     "): is the agent running there, and does sshd allow AllowStreamLocalForwarding?");
+}
+
+Result<ssh_channel_struct*> SshSession::OpenBridge(const std::string& remote_socket, const std::string& command,
+                                                   const std::string& forward_error) {
+  auto fail = [&](const std::string& why) -> Status {
+    return Unavailable("cannot reach " + remote_socket + " on " + description_ + " through SSH: " + why +
+                       " (forwarding: " + forward_error + ")");
+  };
+  ssh_channel channel = ssh_channel_new(session_);
+  if (!channel) return fail(std::string("cannot make a channel: ") + ssh_get_error(session_));
+  if (ssh_channel_open_session(channel) != SSH_OK || ssh_channel_request_exec(channel, command.c_str()) != SSH_OK) {
     std::string error = ssh_get_error(session_);
-    ssh_channel_free(channel);
-    return Unavailable("cannot reach " + remote_socket + " on " + description_ + " through SSH (" + error +
-                       "): is the agent running there, and does sshd allow AllowStreamLocalForwarding?");
+    CloseChannel(channel);
+    return fail("cannot run the bridge: " + error);
   }
-  return channel;
+  // Wait for "ready" on stderr; the agent's bytes on stdout stay buffered
+  // for the tunnel.
+  std::string said;
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (said.find('\n') == std::string::npos) {
+    char buf[512];
+    int n = ssh_channel_read_nonblocking(channel, buf, sizeof buf, /*is_stderr=*/1);
+    if (n == SSH_ERROR) break;
+    if (n > 0) {
+      said.append(buf, static_cast<size_t>(n));
+      continue;
+    }
+    if (ssh_channel_is_eof(channel) || ssh_channel_is_closed(channel) ||
+        std::chrono::steady_clock::now() > give_up) {
+      break;
+    }
+    pollfd socket_ready{ssh_get_fd(session_), POLLIN, 0};
+    ::poll(&socket_ready, 1, 200);
+  }
+  if (said.rfind("ready\n", 0) == 0) return channel;
+  CloseChannel(channel);
+  while (!said.empty() && said.back() == '\n') said.pop_back();
+  return fail(said.empty() ? "the bridge said nothing" : said);
 }
 
 void SshSession::CloseChannel(ssh_channel_struct* channel) {

@@ -51,16 +51,24 @@ class SshSession {
   Status UploadFile(const std::string& local_path, const std::string& remote_path, unsigned mode);
 
   // A channel to the remote unix socket (direct-streamlocal@openssh.com,
-  // what `ssh -L local.sock:remote.sock` uses). The caller frees it with
+  // what `ssh -L local.sock:remote.sock` uses). Where the server will not
+  // (or libssh will not ask it: libssh 0.10 takes OpenSSH 10 for another
+  // server) and `bridge_command` is given, that command is run on the node
+  // instead, over an exec channel: `gpuctld --bridge SOCKET`, which says
+  // "ready" on stderr once connected. The caller frees the channel with
   // CloseChannel. Errors: kUnavailable naming the socket (missing socket,
-  // agent not running, or the server forbids stream-local forwarding).
-  Result<ssh_channel_struct*> OpenUnixForward(const std::string& remote_socket);
+  // agent not running, forwarding forbidden and no bridge).
+  Result<ssh_channel_struct*> OpenUnixForward(const std::string& remote_socket,
+                                              const std::string& bridge_command = "");
   static void CloseChannel(ssh_channel_struct* channel);
 
   // The raw libssh handle for the tunnel's poll loop.
   ssh_session_struct* raw() const { return session_; }
 
  private:
+  Result<ssh_channel_struct*> OpenBridge(const std::string& remote_socket, const std::string& command,
+                                         const std::string& forward_error);
+
   SshSession(ssh_session_struct* session, std::string description);
   Status RenameOver(const std::string& from, const std::string& to);
 

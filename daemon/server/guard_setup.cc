@@ -57,6 +57,14 @@ Result<GuardPlan> PlanGuard(const DaemonConfig& config, const sys::HostFs& fs, s
   bool parent_asked = !parent.empty();
   if (parent.empty()) parent = "/gpuctl";
   Status made = cgroups ? cgroups->CreateCgroup(parent) : FailedPrecondition("no memory cgroup controller");
+  if (made.code() == ErrorCode::kAlreadyExists) {
+    // Made by an earlier run; it must still take new children (a read-only
+    // cgroup mount, as in many containers, does not).
+    Result<std::string> dir = cgroups->Directory(parent);
+    if (dir.ok() && !sys::IsWritableDir(*dir)) {
+      made = Status(ErrorCode::kPermissionDenied, *dir + " cannot be written (a read-only cgroup mount?)");
+    }
+  }
   if (made.ok() || made.code() == ErrorCode::kAlreadyExists) {
     plan.job_cgroup_parent = parent;
   } else if (parent_asked) {

@@ -165,6 +165,24 @@ TEST(BuildStartJobRequest, ScriptAndCwdBecomeAbsolute) {
   EXPECT_EQ(r->spec().cwd(), "/scratch");
 }
 
+// An agent on another host (--node, TCP) or a container: this directory
+// means nothing there, so none is sent and relative paths are refused.
+TEST(BuildStartJobRequest, ARemoteJobGetsNoClientDirectory) {
+  TrainStartFlags flags = Flags({"python3", "train.py"});
+  Result<v1::StartJobRequest> r = BuildStartJobRequest(flags, "");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->spec().cwd(), "");
+  flags.cwd = "/srv/run";
+  EXPECT_EQ(BuildStartJobRequest(flags, "")->spec().cwd(), "/srv/run");
+  flags.cwd = "data";
+  Result<v1::StartJobRequest> relative = BuildStartJobRequest(flags, "");
+  EXPECT_EQ(relative.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(relative.status().message().find("--cwd data"), std::string::npos);
+  TrainStartFlags script = Flags({});
+  script.script = "run.sh";
+  EXPECT_NE(BuildStartJobRequest(script, "").status().message().find("--script run.sh"), std::string::npos);
+}
+
 TEST(BuildStartJobRequest, EveryFlagReachesTheSpec) {
   TrainStartFlags flags = Flags({"python3", "train.py"});
   flags.anchors = "768";

@@ -61,6 +61,9 @@ TEST_F(JobSupervisorTest, StartRecordsARunningJob) {
   EXPECT_FALSE(fs::exists(r.exit_path));
 
   ASSERT_EQ(tmux_.new_sessions().size(), 1u);
+  // No cwd in the spec: the job runs in the supervisor's default_cwd.
+  EXPECT_EQ(r.spec.cwd, "/");
+  spec.cwd = "/";
   EXPECT_EQ(tmux_.new_sessions()[0].argv,
             BuildLaunch(spec, [&] {
               LaunchPaths paths;
