@@ -30,7 +30,8 @@ ip=$("$here/start_container.sh" "$name" 90) || fail "container $name did not boo
 trap '"$here/stop_container.sh" "$name" >/dev/null 2>&1 || true' EXIT
 key=/var/lib/lxc/$name/ssh_key
 ssh_opts=(-i "$key" -o UserKnownHostsFile=/var/lib/lxc/$name/known_hosts -o StrictHostKeyChecking=yes -o BatchMode=yes)
-ct() { ssh "${ssh_opts[@]}" "root@$ip" "$@"; }
+# -n: never read our stdin (a pipeline feeding grep would lose its input).
+ct() { ssh -n "${ssh_opts[@]}" "root@$ip" "$@"; }
 show() { ct systemctl show -p "$1" --value gpuctld; }
 main_pid() { show MainPID; }
 wait_for() {  # SECONDS COMMAND...: until COMMAND succeeds
@@ -91,7 +92,8 @@ wait_for 25 sh -c "p=\$(ssh ${ssh_opts[*]} root@$ip systemctl show -p MainPID --
 took=$((SECONDS - t0))
 echo "restarted by the watchdog after $took s"
 [ $took -le 14 ] || fail "the watchdog took $took s (WatchdogSec=10, RestartSec=1)"
-ct journalctl -u gpuctld --no-pager | grep -qi watchdog || fail "the journal does not mention the watchdog"
+journal_says_watchdog() { ct journalctl -u gpuctld --no-pager | grep -qi watchdog; }
+wait_for 10 journal_says_watchdog || fail "the journal does not mention the watchdog"
 wait_for 15 answers || fail "the agent does not answer after the watchdog restart"
 job_running || fail "the job did not survive the watchdog restart"
 ct gpuctl train stop survivor --grace 1s >/dev/null
@@ -116,6 +118,7 @@ unset SSH_AUTH_SOCK
 "$gpuctl" --node ct health || fail "health through the bootstrap"
 out=$("$gpuctl" -o json node bootstrap ct)
 echo "$out" | grep -q '"changed":false' || fail "a second bootstrap was not a no-op: $out"
-echo "$out" | grep -q "\"pid\":$(main_pid)" || fail "bootstrap's pid is not the unit's MainPID: $out"
+pid=$(main_pid)
+echo "$out" | grep -q "\"pid\":$pid," || fail "bootstrap reports a pid that is not the unit's MainPID ($pid): $out"
 ct 'systemctl disable --now gpuctld; rm -f /etc/systemd/system/gpuctld.service /usr/local/bin/gpuctld; systemctl daemon-reload'
 echo PASS
