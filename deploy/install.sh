@@ -22,12 +22,15 @@ if [ -d /run/systemd/system ]; then
   systemctl restart gpuctld
   echo "gpuctld installed and started (systemctl status gpuctld)"
 else
-  mkdir -p /run/gpuctl /var/log
+  mkdir -p -m 0700 /run/gpuctl
+  mkdir -p /var/log
   if [ -f /run/gpuctl/gpuctld.pid ] && kill -0 "$(cat /run/gpuctl/gpuctld.pid)" 2>/dev/null; then
     kill "$(cat /run/gpuctl/gpuctld.pid)"
     sleep 1
   fi
   setsid "$prefix/bin/gpuctld" --config "$etc/gpuctld.json" >>/var/log/gpuctld.log 2>&1 < /dev/null &
-  echo $! > /run/gpuctl/gpuctld.pid
+  # Made anew with noclobber (O_EXCL): a link planted there is never followed.
+  rm -f /run/gpuctl/gpuctld.pid
+  (set -C; echo $! > /run/gpuctl/gpuctld.pid)
   echo "gpuctld started without systemd (pid $(cat /run/gpuctl/gpuctld.pid), log /var/log/gpuctld.log)"
 fi

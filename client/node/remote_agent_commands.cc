@@ -162,9 +162,12 @@ std::string StartDetachedCommand(const AgentLayout& layout) {
   // so setsid execs in place and $! is the agent's pid (as in deploy/install.sh).
   // Only the simple command is backgrounded (a compound one would leave a
   // subshell holding the SSH channel open, and $! would be that subshell).
-  return "cd / || exit 1; setsid nohup " + ShellQuote(layout.binary) + " --config " + ShellQuote(layout.config) +
-         " >>" + ShellQuote(layout.log) + " 2>&1 </dev/null & echo $! > " + ShellQuote(layout.pidfile) + " && cat " +
-         ShellQuote(layout.pidfile);
+  // The pidfile is removed and made anew with noclobber (O_EXCL): a link
+  // planted in its place is removed, never written through.
+  std::string pidfile = ShellQuote(layout.pidfile);
+  return "cd / || exit 1; rm -f " + pidfile + " || exit 1; setsid nohup " + ShellQuote(layout.binary) +
+         " --config " + ShellQuote(layout.config) + " >>" + ShellQuote(layout.log) +
+         " 2>&1 </dev/null & (set -C; echo $! > " + pidfile + ") && cat " + pidfile;
 }
 
 std::string StartSystemdCommand() {

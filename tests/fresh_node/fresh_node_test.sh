@@ -82,6 +82,15 @@ for suite in "${suites[@]}"; do
   step "$suite: bootstrap again is a no-op"
   g node bootstrap "$node" || fail "second bootstrap on $suite"
   echo "$out" | grep -q "already running" || fail "second bootstrap was not a no-op on $suite"
+
+  step "$suite: a gpuctld of another build serving the socket is named and replaced"
+  # Another build: the same program with a byte appended (another SHA-256).
+  cp "$build/daemon/gpuctld" "$work/gpuctld-other" && printf x >> "$work/gpuctld-other"
+  other=$(sha256sum < "$work/gpuctld-other" | cut -c1-12)
+  g node bootstrap "$node" --gpuctld "$work/gpuctld-other" || fail "bootstrap of another build on $suite"
+  g -o json node bootstrap "$node" || fail "bootstrap back to this build on $suite"
+  echo "$out" | grep -q "\"replaced_build\":\"$other\"" || fail "the other build was not named as replaced"
+  g --node "$node" health >/dev/null || fail "health after the replacement on $suite"
 done
 
 step "bullseye: glibc 2.31 is refused before anything is uploaded"

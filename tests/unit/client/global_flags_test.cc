@@ -9,28 +9,12 @@
 
 #include "client/cli.h"
 #include "client/exit_codes.h"
+#include "tests/unit/client/cli_run.h"
 #include "tests/fakes/temp_dir.h"
 
 namespace gpuctl::client {
 namespace {
 
-constexpr const char* kNoAgent = "unix:/nonexistent/gpuctl-test/x.sock";
-
-struct CliRun {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-CliRun RunGpuctl(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  Console console{out, err, false};
-  CliRun run;
-  run.code = RunCli(args, console, kNoAgent);
-  run.out = out.str();
-  run.err = err.str();
-  return run;
-}
 
 TEST(GlobalFlagsTest, WorkAfterTheSubcommand) {
   // Before and after give the same answer: the agent named by --agent is

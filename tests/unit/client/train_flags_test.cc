@@ -7,29 +7,12 @@
 
 #include "client/cli.h"
 #include "client/exit_codes.h"
+#include "tests/unit/client/cli_run.h"
 #include "client/train_start_request.h"
 
 namespace gpuctl::client {
 namespace {
 
-constexpr const char* kNoAgent = "unix:/nonexistent/gpuctl-test/x.sock";
-
-struct CliRun {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-CliRun RunGpuctl(std::vector<std::string> args) {
-  std::ostringstream out;
-  std::ostringstream err;
-  Console console{out, err, false};
-  CliRun run;
-  run.code = RunCli(args, console, kNoAgent);
-  run.out = out.str();
-  run.err = err.str();
-  return run;
-}
 
 std::vector<std::string> Start(std::vector<std::string> flags) {
   std::vector<std::string> args = {"train", "start"};

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Cross-builds gpuctld, gpuctl and the unit tests for aarch64 and runs the
+# unit tests under qemu-user. Uses Debian 12's arm64 multiarch packages,
+# which install beside the amd64 ones (same versions, Multi-Arch: same).
+#   bash scripts/cross-aarch64.sh          (root; build in build-aarch64)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then dpkg --add-architecture arm64; fi
+packages=(crossbuild-essential-arm64 qemu-user libgrpc++-dev:arm64 libprotobuf-dev:arm64 libssh-dev:arm64
+          libspdlog-dev:arm64 libssl-dev:arm64 zlib1g-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+cmake -S . -B build-aarch64 -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUCTL_WERROR=ON \
+  -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DGPUCTL_BUILD_TESTS=ON >/dev/null
+targets=(gpuctld gpuctl)
+for t in unit_common unit_sys unit_events unit_health unit_train unit_guard unit_provision unit_daemon unit_client; do
+  targets+=("$t")
+done
+cmake --build build-aarch64 -j "$(nproc)" $(printf -- '--target %s ' "${targets[@]}")
+file build-aarch64/daemon/gpuctld build-aarch64/client/gpuctl
+bash tests/portable/check_binaries.sh 2.34 build-aarch64/daemon/gpuctld build-aarch64/client/gpuctl
+cd build-aarch64
+ctest --output-on-failure -j "$(nproc)" -L unit
