@@ -117,6 +117,10 @@ Result<SpawnedChild> SpawnChild(const std::string& path, const std::vector<std::
   posix_spawnattr_setpgroup(&attr, 0);
   posix_spawnattr_setflags(&attr, static_cast<short>(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP));
 
+  // Checked first as well: the common failures (missing, not executable)
+  // get their errno even where CLONE_VFORK is emulated as a plain fork
+  // (qemu-user), which leaves posix_spawn unable to report them.
+  if (::access(path.c_str(), X_OK) != 0) return NotFound("cannot run '" + path + "': " + std::strerror(errno));
   pid_t pid = -1;
   int rc = ::posix_spawn(&pid, path.c_str(), &actions, &attr, c_args.data(), c_env.data());
   if (rc != 0) return NotFound("cannot run '" + path + "': " + std::strerror(rc));

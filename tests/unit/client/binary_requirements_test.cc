@@ -37,9 +37,12 @@ TEST(GlibcVersionTest, ParsesEveryFormThatOccurs) {
   EXPECT_FALSE(ParseGlibcVersion("2.x").ok());
 }
 
-// This test program itself: a dynamic executable of this machine.
+// The agent built here, for the architecture this test is built for: a
+// dynamic executable (glibc) in every build.
 TEST(BinaryRequirementsTest, ReadsARealExecutable) {
-  Result<BinaryRequirements> needs = ReadBinaryRequirements(ReadFile("/proc/self/exe"));
+  std::string agent = ReadFile(GPUCTL_BINARY_DIR "/daemon/gpuctld");
+  ASSERT_FALSE(agent.empty()) << "no gpuctld built in " GPUCTL_BINARY_DIR;
+  Result<BinaryRequirements> needs = ReadBinaryRequirements(agent);
   ASSERT_TRUE(needs.ok()) << needs.status().ToString();
 #if defined(__x86_64__)
   EXPECT_EQ(needs->machine, "x86_64");
@@ -69,7 +72,7 @@ TEST(BinaryRequirementsTest, ThePortableAgentNeedsOnlyGlibc234) {
 TEST(BinaryRequirementsTest, RefusesWhatIsNotAnElfFileWithoutReadingPastIt) {
   EXPECT_EQ(ReadBinaryRequirements("").status().code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(ReadBinaryRequirements("#!/bin/sh\necho hi\n").status().code(), ErrorCode::kInvalidArgument);
-  std::string real = ReadFile("/proc/self/exe");
+  std::string real = ReadFile(GPUCTL_BINARY_DIR "/daemon/gpuctld");
   ASSERT_GT(real.size(), 4096u);
   // Cut anywhere: an error or a partial answer, never a read past the end
   // (ASan checks the latter).
