@@ -5,5 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh --test
 bash scripts/build.sh -DGPUCTL_BUILD_TESTS=ON
-cd build
-ctest --output-on-failure --timeout 300 -j 2
+(cd build && ctest --output-on-failure --timeout 300 -j 2)
+# The aarch64 build and its unit tests under qemu-user.
+status=0
+bash scripts/cross-aarch64.sh || status=$?
+if [ $status = 77 ]; then echo "aarch64: skipped (see above)"; elif [ $status != 0 ]; then exit $status; fi
