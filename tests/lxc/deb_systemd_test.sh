@@ -41,7 +41,12 @@ wait_for() {  # SECONDS COMMAND...: until COMMAND succeeds
 answers() { ct gpuctl health; }
 
 step "clean slate"
-ct 'dpkg -P gpuctl >/dev/null 2>&1; systemctl stop gpuctld 2>/dev/null; rm -f /etc/systemd/system/gpuctld.service /usr/local/bin/gpuctld; tmux -L gpuctl kill-server 2>/dev/null; systemctl daemon-reload; true'
+clean_slate() {
+  ct 'dpkg -P gpuctl >/dev/null 2>&1; systemctl disable --now gpuctld 2>/dev/null; tmux -L gpuctl kill-server 2>/dev/null
+      rm -rf /etc/systemd/system/gpuctld.service /usr/local/bin/gpuctld /etc/gpuctl /var/lib/gpuctl /run/gpuctl
+      systemctl daemon-reload; true'
+}
+clean_slate
 
 step "dpkg -i"
 scp -q "${ssh_opts[@]}" "$deb" "root@$ip:/tmp/gpuctl.deb"
@@ -120,5 +125,5 @@ out=$("$gpuctl" -o json node bootstrap ct)
 echo "$out" | grep -q '"changed":false' || fail "a second bootstrap was not a no-op: $out"
 pid=$(main_pid)
 echo "$out" | grep -q "\"pid\":$pid," || fail "bootstrap reports a pid that is not the unit's MainPID ($pid): $out"
-ct 'systemctl disable --now gpuctld; rm -f /etc/systemd/system/gpuctld.service /usr/local/bin/gpuctld; systemctl daemon-reload'
+clean_slate
 echo PASS
