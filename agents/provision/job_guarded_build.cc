@@ -12,10 +12,10 @@ constexpr size_t kTailBytes = 16 << 10;
 std::string LogTail(train::JobSupervisor& jobs, const std::string& name) {
   auto source = jobs.GetLogSource(name);
   if (!source.ok()) return {};
-  auto size = sys::FileSize(source->path);
+  auto size = sys::RegularFileSize(source->path);
   if (!size.ok()) return {};
   uint64_t from = *size > kTailBytes ? *size - kTailBytes : 0;
-  return sys::ReadFileRange(source->path, from, kTailBytes).value_or("");
+  return sys::ReadRegularFileRange(source->path, from, kTailBytes).value_or("");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agents/sys/files.h"
+#include "common/json_text.h"
 
 namespace gpuctl::provision {
 namespace {
@@ -43,7 +44,7 @@ std::string SerializeProvisionState(const ProvisionState& state) {
                       {"message", state.failure->message},
                       {"refused", state.failure->refused}};
   }
-  return doc.dump(2) + "\n";
+  return DumpJson(doc, 2) + "\n";
 }
 
 Result<ProvisionState> ParseProvisionState(std::string_view text) {

@@ -5,12 +5,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "agents/sys/unique_fd.h"
 
 namespace gpuctl::sys {
 
@@ -85,8 +88,17 @@ Status ChangeMode(const std::string& path, unsigned mode) {
 }
 
 Status WriteFileAtomic(const std::string& path, std::string_view content, unsigned mode) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, static_cast<mode_t>(mode));
+  // A fresh temp file of our own: O_EXCL|O_NOFOLLOW, so a file or link
+  // planted under the temp name (a container can write its job dirs) is
+  // never opened, let alone truncated.
+  static std::atomic<uint64_t> counter{0};
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
+    tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, static_cast<mode_t>(mode));
+    if (fd < 0 && errno != EEXIST) break;
+  }
   if (fd < 0) return ErrnoError("cannot create " + tmp, errno);
   size_t written = 0;
   while (written < content.size()) {
@@ -158,6 +170,67 @@ Result<std::string> ReadFileRange(const std::string& path, uint64_t offset, size
   ::close(fd);
   data.resize(got);
   return data;
+}
+
+namespace {
+
+const char* FileKind(mode_t mode) {
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  return "not a regular file";
+}
+
+Result<UniqueFd> OpenRegular(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!fd.valid()) {
+    int err = errno;
+    if (err == ENOENT) return NotFound(path + " does not exist");
+    if (err == ELOOP) return FailedPrecondition(path + " is a symbolic link; it is not followed");
+    return ErrnoError("cannot open " + path, err);
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return ErrnoError("cannot stat " + path, errno);
+  if (!S_ISREG(st.st_mode)) {
+    return FailedPrecondition(path + " is " + FileKind(st.st_mode) + ", not a regular file; it is not read");
+  }
+  return fd;
+}
+
+}  // namespace
+
+Result<std::string> ReadRegularFileRange(const std::string& path, uint64_t offset, size_t max_bytes) {
+  Result<UniqueFd> fd = OpenRegular(path);
+  if (!fd.ok()) return fd.status();
+  std::string data(max_bytes, '\0');
+  size_t got = 0;
+  while (got < max_bytes) {
+    ssize_t n = ::pread(fd->get(), data.data() + got, max_bytes - got, static_cast<off_t>(offset + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoError("cannot read " + path, errno);
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  data.resize(got);
+  return data;
+}
+
+Result<std::string> ReadRegularFile(const std::string& path, size_t max_bytes) {
+  return ReadRegularFileRange(path, 0, max_bytes);
+}
+
+Result<uint64_t> RegularFileSize(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return NotFound(path + " does not exist");
+    return ErrnoError("cannot stat " + path, errno);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return FailedPrecondition(path + " is " + FileKind(st.st_mode) + ", not a regular file; it is not read");
+  }
+  return static_cast<uint64_t>(st.st_size);
 }
 
 bool IsExecutableFile(const std::string& path) {

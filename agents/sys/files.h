@@ -36,6 +36,15 @@ Result<std::string> ReadFileRange(const std::string& path, uint64_t offset, size
 // A directory we may create entries in (access W_OK: false on a read-only
 // mount too).
 bool IsWritableDir(const std::string& path);
+// Files a job or a container can write (logs, exit status, records). They
+// may have been replaced by a symlink, a FIFO or a device: the final
+// component is never followed (O_NOFOLLOW), opening never blocks
+// (O_NONBLOCK), and anything but a regular file is refused with
+// kFailedPrecondition naming what it is. kNotFound when missing.
+Result<std::string> ReadRegularFile(const std::string& path, size_t max_bytes);
+Result<std::string> ReadRegularFileRange(const std::string& path, uint64_t offset, size_t max_bytes);
+Result<uint64_t> RegularFileSize(const std::string& path);
+
 // A regular file we may execute (access X_OK).
 bool IsExecutableFile(const std::string& path);
 // Makes `link` a symlink to `target`, replacing what was there.

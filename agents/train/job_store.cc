@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agents/sys/files.h"
+#include "common/json_text.h"
 
 namespace gpuctl::train {
 
@@ -18,7 +19,7 @@ std::string JobStore::ExitPath(const std::string& name) const { return JobDir(na
 Status JobStore::Prepare(const std::string& name) const { return sys::EnsureDir(JobDir(name), 0700); }
 
 Status JobStore::Save(const JobRecord& record) const {
-  return sys::WriteFileAtomic(JobDir(record.spec.name) + "/job.json", ToJson(record).dump(2) + "\n", 0600);
+  return sys::WriteFileAtomic(JobDir(record.spec.name) + "/job.json", DumpJson(ToJson(record), 2) + "\n", 0600);
 }
 
 Result<JobRecord> JobStore::Load(const std::string& name) const {

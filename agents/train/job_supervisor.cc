@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agents/sys/files.h"
+#include "agents/train/exit_status.h"
 #include "agents/train/launch_command.h"
 
 namespace gpuctl::train {
@@ -356,12 +357,12 @@ void JobSupervisor::RefreshLocked(LiveJob& job) {
 
 bool JobSupervisor::ReadNewLogLocked(LiveJob& job) {
   JobRecord& r = job.record;
-  Result<uint64_t> size = sys::FileSize(r.log_path);
+  Result<uint64_t> size = sys::RegularFileSize(r.log_path);
   if (!size.ok()) return false;
   if (*size < r.parsed_offset) r.parsed_offset = 0;  // truncated or replaced: read it anew
   r.log_bytes = *size;
   if (*size == r.parsed_offset) return false;
-  Result<std::string> data = sys::ReadFileRange(r.log_path, r.parsed_offset, kMaxReadPerRefresh);
+  Result<std::string> data = sys::ReadRegularFileRange(r.log_path, r.parsed_offset, kMaxReadPerRefresh);
   if (!data.ok() || data->empty()) return false;
   // Feed whole lines only, so parsed_offset always sits at a line start and a
   // restarted agent resumes cleanly. A job that ended, or a line past the
@@ -403,42 +404,36 @@ bool JobSupervisor::SettleIfEndedLocked(LiveJob& job) {
     auto kill = guard_kills_.find(r.spec.name);
     if (kill != guard_kills_.end()) r.guard_kill_reason = kill->second;
   }
-  auto read_exit = [&]() -> std::optional<int> {
-    Result<std::string> text = sys::ReadWholeFile(r.exit_path);
-    if (!text.ok()) return std::nullopt;
-    try {
-      return std::stoi(*text);
-    } catch (const std::exception&) {
-      return std::nullopt;
-    }
-  };
-  std::optional<int> code = read_exit();
-  if (!code) {
+  ExitStatusReading exit = ReadExitStatus(r.exit_path);
+  // No status (or one that is not a status: the job itself may scribble
+  // there) while its process lives: it runs.
+  if (exit.kind != ExitStatusReading::Kind::kValue) {
     bool ours = r.pid > 0 && processes_.Alive(r.pid) &&
                 (!r.pid_start_time || processes_.StartTime(r.pid) == r.pid_start_time);
     if (ours) {
       r.state = JobState::kRunning;
       return false;
     }
-    code = read_exit();  // it may have ended between the two looks
+    exit = ReadExitStatus(r.exit_path);  // it may have ended between the two looks
   }
   r.ended_unix_ms = NowMs();
-  if (code) {
-    r.exit_code = *code;
-    if (*code > 128 && *code <= 128 + 64) r.term_signal = *code - 128;
+  if (exit.kind == ExitStatusReading::Kind::kValue) {
+    int code = exit.value;
+    r.exit_code = code;
+    if (code > 128 && code <= 128 + 64) r.term_signal = code - 128;
     if (r.guard_kill_reason) {
       r.state = JobState::kKilledByGuard;
       r.state_reason = *r.guard_kill_reason;
     } else if (r.stop_requested) {
       r.state = JobState::kStopped;
       r.state_reason = "stopped by request";
-    } else if (*code == 0) {
+    } else if (code == 0) {
       r.state = JobState::kSucceeded;
       r.state_reason = "exited 0";
     } else {
       r.state = JobState::kFailed;
       r.state_reason = r.term_signal ? "killed by signal " + std::to_string(*r.term_signal)
-                                     : "exited " + std::to_string(*code);
+                                     : "exited " + std::to_string(code);
     }
   } else if (r.guard_kill_reason) {
     r.state = JobState::kKilledByGuard;
@@ -446,6 +441,11 @@ bool JobSupervisor::SettleIfEndedLocked(LiveJob& job) {
   } else if (r.stop_requested) {
     r.state = JobState::kStopped;
     r.state_reason = "stopped by request";
+  } else if (exit.kind == ExitStatusReading::Kind::kUnreadable) {
+    // It ended (its processes are gone) but how is unknown: not a success,
+    // and not the "no status at all" of a SIGKILL or a reboot.
+    r.state = JobState::kFailed;
+    r.state_reason = "ended, but its exit status is unreadable: " + exit.why;
   } else {
     r.state = JobState::kLost;
     r.state_reason = "its processes are gone and no exit status was written "

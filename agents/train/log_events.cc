@@ -4,6 +4,7 @@
 #include "agents/train/event_keywords.h"
 #include "agents/train/log_line.h"
 #include "agents/train/signal_message.h"
+#include "common/utf8.h"
 
 namespace gpuctl::train {
 namespace {
@@ -178,6 +179,12 @@ void LogEventParser::ObserveLine(std::string_view line, uint64_t offset,
 }
 
 void LogEventParser::Emit(LogEvent event, std::vector<LogEvent>& events) {
+  // A log may hold any byte; what leaves the parser is well-formed UTF-8,
+  // so records, events and protos never choke on it.
+  event.message = SanitizeUtf8(event.message);
+  for (std::optional<std::string>* text : {&event.exception_type, &event.nccl_code, &event.signal_name}) {
+    if (*text) **text = SanitizeUtf8(**text);
+  }
   if (event.kind == kSignal && event.pid && event.signal_number) {
     std::pair<int64_t, int> key{*event.pid, *event.signal_number};
     if (reported_signals_.contains(key)) return;

@@ -8,18 +8,18 @@
 namespace gpuctl::train {
 
 Result<uint64_t> TailStartOffset(const std::string& path, uint32_t lines) {
-  Result<uint64_t> size = sys::FileSize(path);
+  Result<uint64_t> size = sys::RegularFileSize(path);
   if (!size.ok()) return size.status();
   if (lines == 0 || *size == 0) return *size;
   constexpr uint64_t kBlock = 64 * 1024;
   uint64_t end = *size;
   // A final line without '\n' is a line too; a final '\n' only ends the last one.
   uint32_t newlines_to_pass = lines;
-  Result<std::string> last = sys::ReadFileRange(path, end - 1, 1);
+  Result<std::string> last = sys::ReadRegularFileRange(path, end - 1, 1);
   if (last.ok() && *last == "\n") ++newlines_to_pass;
   while (end > 0) {
     uint64_t start = end > kBlock ? end - kBlock : 0;
-    Result<std::string> block = sys::ReadFileRange(path, start, static_cast<size_t>(end - start));
+    Result<std::string> block = sys::ReadRegularFileRange(path, start, static_cast<size_t>(end - start));
     if (!block.ok()) return block.status();
     for (size_t i = block->size(); i > 0; --i) {
       if ((*block)[i - 1] == '\n' && --newlines_to_pass == 0) return start + i;
@@ -57,7 +57,7 @@ Status LogFollower::Run(const Sink& sink) {
   }
   bool ended = source->ended;
   while (!cancelled()) {
-    Result<std::string> data = sys::ReadFileRange(source->path, offset, options_.chunk_bytes);
+    Result<std::string> data = sys::ReadRegularFileRange(source->path, offset, options_.chunk_bytes);
     if (!data.ok() && data.status().code() != ErrorCode::kNotFound) return data.status();
     if (data.ok() && !data->empty()) {
       if (!sink(offset, *data)) return Unavailable("log stream closed by the client");

@@ -9,6 +9,7 @@
 #include "client/output/event_json.h"
 #include "client/output/event_text.h"
 #include "client/resuming_event_stream.h"
+#include "common/json_text.h"
 
 namespace gpuctl::client {
 namespace {
@@ -46,7 +47,7 @@ void RunEvents(CommandContext& ctx, const EventsFlags& flags) {
   const bool json = ctx.global.format() == OutputFormat::kJson;
   auto write = [&out, json](const v1::AgentEvent& event) {
     if (json) {
-      out << AgentEventToJson(event).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+      out << DumpJson(AgentEventToJson(event), -1) << "\n";
     } else {
       out << AgentEventToText(event);
     }

@@ -6,6 +6,7 @@
 #include "client/output/health_json.h"
 #include "client/output/health_text.h"
 #include "common/units.h"
+#include "common/json_text.h"
 
 namespace gpuctl::client {
 namespace {
@@ -19,7 +20,7 @@ struct HealthFlags {
 void Print(CommandContext& ctx, const v1::HealthSnapshot& snapshot, bool watching) {
   if (ctx.global.format() == OutputFormat::kJson) {
     // One object per line: --watch output is newline-delimited JSON.
-    ctx.console.out << HealthToJson(snapshot).dump() << "\n";
+    ctx.console.out << DumpJson(HealthToJson(snapshot), -1) << "\n";
   } else {
     if (watching && ctx.console.stdout_is_terminal) ctx.console.out << "\033[H\033[2J";
     ctx.console.out << HealthToText(snapshot);

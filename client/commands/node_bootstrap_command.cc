@@ -9,6 +9,7 @@
 #include "client/node/bootstrap.h"
 #include "client/node/node_ssh.h"
 #include "client/ssh/ssh_session.h"
+#include "common/json_text.h"
 
 namespace gpuctl::client {
 namespace {
@@ -43,11 +44,10 @@ void RunBootstrap(CommandContext& ctx, const NodeBootstrapFlags& flags) {
     if (Status s = DefaultNodeStore().Add(*node, /*replace=*/true); !s.ok()) return ctx.Fail(s);
   }
   if (ctx.global.format() == OutputFormat::kJson) {
-    ctx.console.out << nlohmann::json{{"node", node->name},     {"build", booted->build},
+    ctx.console.out << DumpJson(nlohmann::json{{"node", node->name},     {"build", booted->build},
                                       {"changed", booted->changed}, {"pid", booted->pid},
                                       {"socket", layout->socket}, {"prefix", layout->prefix},
-                                      {"replaced_build", booted->replaced_build}}
-                           .dump()
+                                      {"replaced_build", booted->replaced_build}}, -1)
                     << "\n";
   } else {
     ctx.console.out << "node " << node->name << ": gpuctld build " << booted->build

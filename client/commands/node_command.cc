@@ -9,6 +9,7 @@
 #include "client/commands/command_context.h"
 #include "client/node/node_store.h"
 #include "client/output/table.h"
+#include "common/json_text.h"
 
 namespace gpuctl::client {
 namespace {
@@ -52,7 +53,7 @@ void RunAdd(CommandContext& ctx, const NodeAddFlags& flags) {
   }
   if (Status s = store.Add(*node, flags.replace); !s.ok()) return ctx.Fail(s);
   if (ctx.global.format() == OutputFormat::kJson) {
-    ctx.console.out << NodeToJson(*node).dump() << "\n";
+    ctx.console.out << DumpJson(NodeToJson(*node), -1) << "\n";
   } else {
     ctx.console.out << "added node " << node->name << " (" << FormatNodeTarget(*node) << ") to " << store.path()
                     << "\n";
@@ -66,7 +67,7 @@ void RunList(CommandContext& ctx) {
   if (ctx.global.format() == OutputFormat::kJson) {
     nlohmann::json list = nlohmann::json::array();
     for (const Node& node : *nodes) list.push_back(NodeToJson(node));
-    ctx.console.out << nlohmann::json{{"nodes", list}}.dump() << "\n";
+    ctx.console.out << DumpJson(nlohmann::json{{"nodes", list}}, -1) << "\n";
     return;
   }
   if (nodes->empty()) {
@@ -86,7 +87,7 @@ void RunRemove(CommandContext& ctx, const std::string& name) {
   NodeStore store = DefaultNodeStore();
   if (Status s = store.Remove(name); !s.ok()) return ctx.Fail(s);
   if (ctx.global.format() == OutputFormat::kJson) {
-    ctx.console.out << nlohmann::json{{"removed", name}}.dump() << "\n";
+    ctx.console.out << DumpJson(nlohmann::json{{"removed", name}}, -1) << "\n";
   } else {
     ctx.console.out << "removed node " << name << "\n";
   }

@@ -6,6 +6,7 @@
 #include "client/commands/command_context.h"
 #include "client/output/probe_json.h"
 #include "client/output/probe_text.h"
+#include "common/json_text.h"
 
 namespace gpuctl::client {
 namespace {
@@ -27,7 +28,7 @@ void RunProbe(CommandContext& ctx, const ProbeFlags& flags) {
   Result<v1::HostProbe> probe = (*agent)->Probe(request);
   if (!probe.ok()) return ctx.Fail(probe.status());
   if (ctx.global.format() == OutputFormat::kJson) {
-    ctx.console.out << ProbeToJson(*probe).dump(2) << "\n";
+    ctx.console.out << DumpJson(ProbeToJson(*probe), 2) << "\n";
   } else {
     ctx.console.out << ProbeToText(*probe);
   }

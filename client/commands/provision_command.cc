@@ -7,6 +7,7 @@
 #include "client/node/node_connect.h"
 #include "client/node/node_store.h"
 #include "client/output/provision_output.h"
+#include "common/json_text.h"
 
 namespace gpuctl::client {
 namespace {
@@ -49,7 +50,7 @@ void RunProvision(CommandContext& ctx, const ProvisionFlags& flags) {
   Status s = (*agent)->Provision(request, [&](const v1::ProvisionEvent& event) {
     if (event.has_summary()) summary = event.summary();
     if (json) {
-      out << ProvisionEventToJson(event).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+      out << DumpJson(ProvisionEventToJson(event), -1) << "\n";
     } else if (event.has_step()) {
       out << StepEventToText(event.step());
     } else {

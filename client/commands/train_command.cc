@@ -6,6 +6,7 @@
 #include "client/commands/command_context.h"
 #include "client/commands/train_subcommands.h"
 #include "client/output/job_json.h"
+#include "common/json_text.h"
 
 namespace gpuctl::client {
 
@@ -17,7 +18,7 @@ int64_t NowUnixMs() {
 
 void PrintJob(CommandContext& context, const v1::Job& job, const std::string& text) {
   if (context.global.format() == OutputFormat::kJson) {
-    context.console.out << JobToJson(job, NowUnixMs()).dump() << "\n";
+    context.console.out << DumpJson(JobToJson(job, NowUnixMs()), -1) << "\n";
   } else {
     context.console.out << text;
   }

@@ -7,6 +7,7 @@
 #include "client/job_name.h"
 #include "client/output/job_json.h"
 #include "client/output/job_text.h"
+#include "common/json_text.h"
 
 namespace gpuctl::client {
 namespace {
@@ -18,7 +19,7 @@ void RunList(CommandContext& ctx) {
   if (!list.ok()) return ctx.Fail(list.status());
   int64_t now = NowUnixMs();
   if (ctx.global.format() == OutputFormat::kJson) {
-    ctx.console.out << JobListToJson(*list, now).dump() << "\n";
+    ctx.console.out << DumpJson(JobListToJson(*list, now), -1) << "\n";
   } else {
     ctx.console.out << JobListToText(*list, now);
   }

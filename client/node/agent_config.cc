@@ -1,4 +1,5 @@
 #include "client/node/agent_config.h"
+#include "common/json_text.h"
 
 #include <nlohmann/json.hpp>
 
@@ -22,7 +23,7 @@ Result<std::string> AgentConfigFor(const std::string& base_json, const AgentLayo
   }
   config["listen"] = listen;
   if (!layout.system()) config["state_dir"] = layout.state_dir;
-  return config.dump(2) + "\n";
+  return DumpJson(config, 2) + "\n";
 }
 
 }  // namespace gpuctl::client

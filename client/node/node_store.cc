@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agents/sys/files.h"
+#include "common/json_text.h"
 
 namespace gpuctl::client {
 namespace {
@@ -178,7 +179,7 @@ Status NodeStore::Save(const std::vector<Node>& nodes) const {
   std::string dir = std::filesystem::path(path_).parent_path().string();
   if (Status s = sys::EnsureDir(dir, 0700); !s.ok()) return s;
   nlohmann::json doc{{"version", kFormatVersion}, {"nodes", list}};
-  return sys::WriteFileAtomic(path_, doc.dump(2) + "\n", 0600);
+  return sys::WriteFileAtomic(path_, DumpJson(doc, 2) + "\n", 0600);
 }
 
 }  // namespace gpuctl::client

@@ -13,8 +13,4 @@ namespace gpuctl::daemon {
 // the client and would end its stream); fields become a JSON object's text.
 void ToProto(const events::AgentEvent& in, v1::AgentEvent& out);
 
-// `text` with each byte that is not part of a valid UTF-8 sequence replaced
-// by U+FFFD. Job names and messages can carry bytes from a job's log.
-std::string ValidUtf8(std::string_view text);
-
 }  // namespace gpuctl::daemon

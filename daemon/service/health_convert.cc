@@ -1,4 +1,5 @@
 #include "daemon/service/health_convert.h"
+#include "daemon/service/proto_text.h"
 
 #include <chrono>
 
@@ -98,6 +99,7 @@ void ToProto(const health::HealthSnapshot& in, v1::HealthSnapshot& out) {
   out.set_gpu_source(ToProto(in.gpus.source));
   out.set_gpu_error(in.gpus.error);
   for (const sys::GpuDevice& d : in.gpus.devices) ToProto(d, *out.add_gpus());
+  MakeStringsUtf8(out);
 }
 
 }  // namespace gpuctl::daemon

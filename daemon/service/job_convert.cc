@@ -1,4 +1,5 @@
 #include "daemon/service/job_convert.h"
+#include "daemon/service/proto_text.h"
 
 namespace gpuctl::daemon {
 namespace {
@@ -103,6 +104,7 @@ void ToProto(const train::JobRecord& in, v1::Job& out) {
   if (in.metrics.throughput) ToProto(*in.metrics.throughput, *m->mutable_throughput());
   if (in.metrics.best_throughput) ToProto(*in.metrics.best_throughput, *m->mutable_best_throughput());
   for (const train::JobEventRecord& e : in.events) ToProto(e, *out.add_events());
+  MakeStringsUtf8(out);
 }
 
 }  // namespace gpuctl::daemon

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "agents/provision/probe_gpu_arch.h"
+#include "daemon/service/proto_text.h"
 
 namespace gpuctl::daemon {
 
@@ -50,6 +51,7 @@ void ToProto(const provision::HostProbe& in, v1::HostProbe& out) {
   out.set_proxmox_host(in.proxmox_host);
   out.set_proxmox_version(in.proxmox_version);
   for (const std::string& note : in.notes) out.add_notes(note);
+  MakeStringsUtf8(out);
 }
 
 provision::DriverReport DriverReportFrom(const sys::GpuReport& gpus) {

@@ -1,4 +1,5 @@
 #include "daemon/service/provision_convert.h"
+#include "daemon/service/proto_text.h"
 
 namespace gpuctl::daemon {
 namespace {
@@ -51,6 +52,7 @@ v1::ProvisionEvent ToProtoEvent(const provision::StepReport& report) {
   }
   step.set_elapsed_ms(report.elapsed_ms);
   for (const auto& note : report.notes) step.add_notes(note);
+  MakeStringsUtf8(event);
   return event;
 }
 
@@ -71,6 +73,7 @@ v1::ProvisionEvent ToProtoEvent(const provision::ProvisionResult& result) {
   summary.set_refused(result.refused);
   summary.set_state_file(result.state_file);
   summary.set_elapsed_ms(result.elapsed_ms);
+  MakeStringsUtf8(event);
   return event;
 }
 

@@ -200,14 +200,14 @@ TEST_F(EventStream, BytesThatAreNotUtf8DoNotBreakTheStream) {
   EXPECT_TRUE(s->reader->Finish().ok());
 }
 
-TEST(EventConvert, ValidUtf8KeepsGoodTextAndReplacesEachBadByte) {
-  EXPECT_EQ(ValidUtf8("plain"), "plain");
-  EXPECT_EQ(ValidUtf8("°C 😀 ü"), "°C 😀 ü");
-  EXPECT_EQ(ValidUtf8("\xff"), "\xEF\xBF\xBD");
-  EXPECT_EQ(ValidUtf8("a\xe2\x82"), "a\xEF\xBF\xBD\xEF\xBF\xBD");  // cut short
-  EXPECT_EQ(ValidUtf8("\xc0\xaf"), "\xEF\xBF\xBD\xEF\xBF\xBD");    // overlong
-  EXPECT_EQ(ValidUtf8("\xed\xa0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate
-  EXPECT_EQ(ValidUtf8("\xf4\x90\x80\x80").size(), 12u);                         // above U+10FFFF
+TEST(EventConvert, TextFromALogBecomesValidUtf8) {
+  events::AgentEvent e;
+  e.kind = "cuda_oom";
+  e.job = "j";
+  e.message = "1.2\xe9 GiB is free";
+  v1::AgentEvent out;
+  ToProto(e, out);
+  EXPECT_EQ(out.message(), "1.2\xEF\xBF\xBD GiB is free");
 }
 
 TEST(EventConvert, FieldsAreAlwaysAJsonObject) {

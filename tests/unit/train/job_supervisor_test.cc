@@ -325,6 +325,27 @@ TEST_F(JobSupervisorTest, UnreadableExitFileKeepsALiveJobRunning) {
   EXPECT_EQ(Get("half").state, JobState::kRunning);
 }
 
+// "0abc" is not a success; a FIFO is not a file (and reading it must not
+// block): both are reported as unreadable once the job is gone.
+TEST_F(JobSupervisorTest, GarbageOrFifoExitStatusIsReportedUnreadable) {
+  JobRecord garbage = StartOk(Spec("garbage"));
+  WriteText(store_.ExitPath("garbage"), "0abc\n");
+  EXPECT_EQ(Get("garbage").state, JobState::kRunning) << "alive: the file does not end it";
+  procs_.KillGroup(garbage.pgid);
+  JobRecord r = Get("garbage");
+  EXPECT_EQ(r.state, JobState::kFailed);
+  EXPECT_EQ(r.exit_code, std::nullopt);
+  EXPECT_NE(r.state_reason.find("exit status is unreadable"), std::string::npos) << r.state_reason;
+  EXPECT_NE(r.state_reason.find("0abc"), std::string::npos) << r.state_reason;
+
+  JobRecord fifo = StartOk(Spec("fifo"));
+  ASSERT_EQ(::mkfifo(store_.ExitPath("fifo").c_str(), 0600), 0);
+  procs_.KillGroup(fifo.pgid);
+  r = Get("fifo");
+  EXPECT_EQ(r.state, JobState::kFailed);
+  EXPECT_NE(r.state_reason.find("a FIFO"), std::string::npos) << r.state_reason;
+}
+
 TEST_F(JobSupervisorTest, GoneWithoutExitFileIsLost) {
   JobRecord started = StartOk(Spec("gone"));
   procs_.KillGroup(started.pgid);
