@@ -152,6 +152,17 @@ Result<v1::Job> AgentClient::StopJob(const std::string& name, std::chrono::milli
   return job;
 }
 
+Result<v1::RemoveJobResponse> AgentClient::RemoveJob(const std::string& name) {
+  grpc::ClientContext context;
+  SetDeadline(context, call_timeout_);
+  v1::RemoveJobRequest request;
+  request.set_name(name);
+  v1::RemoveJobResponse response;
+  grpc::Status status = stub_->RemoveJob(&context, request, &response);
+  if (!status.ok()) return FromGrpc(status);
+  return response;
+}
+
 Status AgentClient::StreamLogs(const v1::StreamLogsRequest& request,
                                const std::function<bool(const v1::LogChunk&)>& on_chunk) {
   grpc::ClientContext context;

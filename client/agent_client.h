@@ -43,6 +43,9 @@ class AgentClient {
   // Waits up to grace + 15 s: the agent answers once the job is gone. A
   // grace of 0 kills at once.
   Result<v1::Job> StopJob(const std::string& name, std::chrono::milliseconds grace);
+  // Removes an ended or unreadable job's record and log. kFailedPrecondition
+  // for a job that may still run; kNotFound for no such job.
+  Result<v1::RemoveJobResponse> RemoveJob(const std::string& name);
   // Calls on_chunk for each chunk until it returns false (then Ok), the
   // stream ends (the final status), or the agent goes away (kUnavailable).
   Status StreamLogs(const v1::StreamLogsRequest& request,

@@ -121,9 +121,10 @@ int main(int argc, char** argv) {
   };
   train::JobSupervisor jobs(job_options, *tmux, *processes, *runner, clock);
   jobs.Start();
+  daemon::WorkQueue job_calls(/*workers=*/4, /*max_queued=*/64);
   daemon::WorkQueue slow_calls(/*workers=*/2, /*max_queued=*/32);
   provision::HostProber prober(host_fs, *runner, daemon::DefaultProbeOptions());
-  daemon::AgentService agent_service(sampler, health_hub, jobs, slow_calls, event_log, prober);
+  daemon::AgentService agent_service(sampler, health_hub, jobs, job_calls, slow_calls, event_log, prober);
 
   // Provisioning: facts from a probe under --provision-root (without venv
   // imports: the steps ask the venv themselves), extension builds as jobs.
@@ -212,6 +213,7 @@ int main(int argc, char** argv) {
   health_hub.Stop();
   event_log.EndSubscriptions();
   (*server)->Shutdown(clock.WallNow() + std::chrono::milliseconds(1000));
+  job_calls.Shutdown();
   slow_calls.Shutdown();
   // A provisioning command in flight (dpkg) is left to finish, not killed.
   if (!provisioner.StopAndWait(std::chrono::milliseconds(500))) {

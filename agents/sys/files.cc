@@ -122,6 +122,10 @@ Status WriteFileAtomic(const std::string& path, std::string_view content, unsign
     ::unlink(tmp.c_str());
     return ErrnoError("cannot rename " + tmp + " to " + path, err);
   }
+  // The rename itself is durable only once the directory is synced.
+  std::string dir = fs::path(path).parent_path().string();
+  UniqueFd dir_fd(::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir_fd.valid() && ::fsync(dir_fd.get()) != 0) return ErrnoError("cannot sync directory " + dir, errno);
   return Status::Ok();
 }
 

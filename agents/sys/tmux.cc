@@ -5,6 +5,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <charconv>
 #include <string_view>
 #include <utility>
@@ -71,6 +72,8 @@ class TmuxClient : public Tmux {
   bool HasSession(const std::string& session) override;
   Result<int64_t> PanePid(const std::string& session) override;
   Status KillSession(const std::string& session) override;
+  Result<std::vector<std::string>> ListSessions() override;
+  Result<std::string> SessionEnvironment(const std::string& session, const std::string& name) override;
 
  private:
   // `tmux -f /dev/null -L socket args...`. -f /dev/null: a server this call
@@ -199,6 +202,41 @@ Status TmuxClient::KillSession(const std::string& session) {
   if (!out.ok()) return out.status().Wrap("killing tmux session '" + session + "'");
   if (out->exit_code == 0 || Classify(out->stderr_text) != Failure::kOther) return Status::Ok();
   return Failed("kill-session '" + session + "'", *out);
+}
+
+Result<std::vector<std::string>> TmuxClient::ListSessions() {
+  auto out = Run({"list-sessions", "-F", "#{session_name}"});
+  if (!out.ok()) return out.status().Wrap("listing tmux sessions");
+  std::vector<std::string> sessions;
+  if (out->exit_code != 0) {
+    if (Classify(out->stderr_text) != Failure::kOther) return sessions;  // no server: no sessions
+    return Failed("list-sessions", *out);
+  }
+  std::string_view text = out->stdout_text;
+  while (!text.empty()) {
+    std::string_view line = text.substr(0, text.find('\n'));
+    text.remove_prefix(std::min(text.size(), line.size() + 1));
+    if (line.empty()) continue;
+    std::string name(line);
+    for (char& c : name) {
+      if (c == '+') c = '.';
+    }
+    sessions.push_back(std::move(name));
+  }
+  return sessions;
+}
+
+Result<std::string> TmuxClient::SessionEnvironment(const std::string& session, const std::string& name) {
+  if (!ValidSessionName(session)) return InvalidArgument("invalid tmux session name '" + session + "'");
+  auto out = Run({"show-environment", "-t", "=" + TmuxNativeSessionName(session), name});
+  if (!out.ok()) return out.status().Wrap("reading the environment of tmux session '" + session + "'");
+  std::string prefix = name + "=";
+  if (out->exit_code != 0 || out->stdout_text.rfind(prefix, 0) != 0) {
+    return NotFound(name + " is not set in tmux session '" + session + "'");
+  }
+  std::string value = out->stdout_text.substr(prefix.size());
+  while (!value.empty() && value.back() == '\n') value.pop_back();
+  return value;
 }
 
 }  // namespace

@@ -45,6 +45,12 @@ class Tmux {
   // A missing session is not an error. The pane's process gets SIGHUP; one
   // that ignores it outlives the session, so signal its group first.
   virtual Status KillSession(const std::string& session) = 0;
+  // Every session on the socket, by the names NewSession was given (tmux's
+  // '+' read back as '.'). No server running means none.
+  virtual Result<std::vector<std::string>> ListSessions() = 0;
+  // A variable of the session's environment (set with TmuxSessionSpec::env).
+  // kNotFound when the session or the variable is missing.
+  virtual Result<std::string> SessionEnvironment(const std::string& session, const std::string& name) = 0;
 };
 
 // The name tmux itself shows for `session` (tmux -L gpuctl attach -t ...).

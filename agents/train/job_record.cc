@@ -13,7 +13,8 @@ constexpr struct {
 } kStateNames[] = {
     {JobState::kStarting, "starting"}, {JobState::kRunning, "running"},  {JobState::kSucceeded, "succeeded"},
     {JobState::kFailed, "failed"},     {JobState::kStopped, "stopped"},  {JobState::kLost, "lost"},
-    {JobState::kKilledByGuard, "killed_by_guard"},
+    {JobState::kKilledByGuard, "killed_by_guard"}, {JobState::kOrphaned, "orphaned"},
+    {JobState::kUnreadable, "unreadable"},
 };
 
 template <typename T>
@@ -97,7 +98,9 @@ std::optional<JobState> ParseJobState(std::string_view name) {
   return std::nullopt;
 }
 
-bool IsActive(JobState state) { return state == JobState::kStarting || state == JobState::kRunning; }
+bool IsActive(JobState state) {
+  return state == JobState::kStarting || state == JobState::kRunning || state == JobState::kOrphaned;
+}
 
 json ToJson(const LogEvent& e) {
   json j = {{"kind", e.kind}, {"offset", e.offset}, {"message", e.message}};
@@ -160,6 +163,7 @@ json ToJson(const JobRecord& r) {
     events.push_back(std::move(j));
   }
   json j = {{"spec", ToJson(r.spec)},
+            {"run_id", r.run_id},
             {"state", JobStateName(r.state)},
             {"state_reason", r.state_reason},
             {"pid", r.pid},
@@ -180,6 +184,7 @@ json ToJson(const JobRecord& r) {
   PutOptional(j, "term_signal", r.term_signal);
   PutOptional(j, "pid_start_time", r.pid_start_time);
   PutOptional(j, "guard_kill_reason", r.guard_kill_reason);
+  PutOptional(j, "stop_deadline_unix_ms", r.stop_deadline_unix_ms);
   j["cgroup"] = r.cgroup;
   return j;
 }
@@ -188,6 +193,13 @@ Result<JobRecord> JobRecordFromJson(const json& j) {
   try {
     JobRecord r;
     r.spec = SpecFromJson(j.at("spec"));
+    if (Status s = ValidateJobName(r.spec.name); !s.ok()) return s.Wrap("job record");
+    // Records from before run ids: one run, named as such.
+    r.run_id = j.value("run_id", "legacy");
+    if (r.run_id.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-") !=
+                                std::string::npos) {
+      return InvalidArgument("job record: malformed run_id");
+    }
     std::optional<JobState> state = ParseJobState(j.at("state").get<std::string>());
     if (!state) return InvalidArgument("job record: unknown state '" + j.at("state").get<std::string>() + "'");
     r.state = *state;
@@ -203,10 +215,18 @@ Result<JobRecord> JobRecordFromJson(const json& j) {
     r.ended_unix_ms = j.value("ended_unix_ms", int64_t{0});
     r.restart_count = j.value("restart_count", uint32_t{0});
     r.stop_requested = j.value("stop_requested", false);
+    GetOptional(j, "stop_deadline_unix_ms", r.stop_deadline_unix_ms);
     GetOptional(j, "guard_kill_reason", r.guard_kill_reason);
     r.cgroup = j.value("cgroup", "");
     r.log_path = j.value("log_path", "");
     r.exit_path = j.value("exit_path", "");
+    for (const auto& [field, path] : {std::pair{"log_path", &r.log_path}, std::pair{"exit_path", &r.exit_path},
+                                      std::pair{"cgroup", &r.cgroup}, std::pair{"spec.cwd", &r.spec.cwd}}) {
+      if (!path->empty() && (path->front() != '/' || path->find("/../") != std::string::npos)) {
+        return InvalidArgument(std::string("job record: ") + field + " '" + *path + "' is not an absolute path");
+      }
+    }
+    if (r.state == JobState::kUnreadable) return InvalidArgument("job record: state 'unreadable' is never saved");
     r.log_bytes = j.value("log_bytes", uint64_t{0});
     r.parsed_offset = j.value("parsed_offset", uint64_t{0});
     if (j.contains("metrics")) r.metrics = MetricsFromJson(j["metrics"]);

@@ -17,12 +17,20 @@
 
 namespace gpuctl::train {
 
-enum class JobState { kStarting, kRunning, kSucceeded, kFailed, kStopped, kLost, kKilledByGuard };
+// kOrphaned: a tmux session or job cgroup found at agent start that no
+// record claims (an agent killed mid-start by an older build, a record
+// deleted by hand): shown, watched and stoppable, never invisible.
+// kUnreadable: a job.json that cannot be read or fails validation; it blocks
+// its name until `gpuctl train rm NAME`.
+enum class JobState {
+  kStarting, kRunning, kSucceeded, kFailed, kStopped, kLost, kKilledByGuard, kOrphaned, kUnreadable
+};
 
-// "starting", "running", "succeeded", "failed", "stopped", "lost", "killed_by_guard".
+// "starting", "running", "succeeded", "failed", "stopped", "lost",
+// "killed_by_guard", "orphaned", "unreadable".
 const char* JobStateName(JobState state);
 std::optional<JobState> ParseJobState(std::string_view name);
-// Starting or running: the job may still be alive.
+// Starting, running or orphaned: the job may still be alive.
 bool IsActive(JobState state);
 
 struct JobEventRecord {
@@ -32,6 +40,9 @@ struct JobEventRecord {
 
 struct JobRecord {
   JobSpec spec;
+  // This run of the job: in the record, every event, the cgroup's name
+  // (PARENT/NAME@RUN) and the tmux session's environment (GPUCTL_RUN_ID).
+  std::string run_id;
   JobState state = JobState::kStarting;
   std::string state_reason;
   std::optional<int> exit_code;
@@ -45,6 +56,9 @@ struct JobRecord {
   int64_t ended_unix_ms = 0;
   uint32_t restart_count = 0;
   bool stop_requested = false;
+  // When a stop escalates to SIGKILL (wall clock), saved with the request so
+  // that an agent restarted during the grace still finishes the stop.
+  std::optional<int64_t> stop_deadline_unix_ms;
   // Set when the memory guard killed the job; the reason says why.
   std::optional<std::string> guard_kill_reason;
   std::string cgroup;  // the job's memory cgroup, empty when it has none
@@ -57,7 +71,9 @@ struct JobRecord {
 };
 
 nlohmann::json ToJson(const JobRecord& record);
-// Errors: kInvalidArgument naming the field that is missing or malformed.
+// Errors: kInvalidArgument naming the field that is missing or malformed,
+// or a value a record written by the agent cannot hold (a name outside
+// [A-Za-z0-9._-], a relative path): records may have been edited or planted.
 Result<JobRecord> JobRecordFromJson(const nlohmann::json& json);
 
 nlohmann::json ToJson(const LogEvent& event);

@@ -9,6 +9,12 @@
 #include "common/json_text.h"
 
 namespace gpuctl::train {
+namespace {
+
+// Far above any record (1000 events of 4 KiB at most), far below trouble.
+constexpr size_t kMaxRecordBytes = 64 << 20;
+
+}  // namespace
 
 JobStore::JobStore(std::string state_dir) : jobs_dir_(std::move(state_dir) + "/jobs") {}
 
@@ -16,21 +22,36 @@ std::string JobStore::JobDir(const std::string& name) const { return jobs_dir_ +
 std::string JobStore::LogPath(const std::string& name) const { return JobDir(name) + "/output.log"; }
 std::string JobStore::ExitPath(const std::string& name) const { return JobDir(name) + "/exit_status"; }
 
-Status JobStore::Prepare(const std::string& name) const { return sys::EnsureDir(JobDir(name), 0700); }
+Status JobStore::Prepare(const std::string& name) const {
+  if (Status s = ValidateJobName(name); !s.ok()) return s;
+  return sys::EnsureDir(JobDir(name), 0700);
+}
 
 Status JobStore::Save(const JobRecord& record) const {
+  if (record.state == JobState::kUnreadable) {
+    return FailedPrecondition("the record of job '" + record.spec.name + "' is unreadable and is not overwritten");
+  }
+  if (Status s = ValidateJobName(record.spec.name); !s.ok()) return s;
   return sys::WriteFileAtomic(JobDir(record.spec.name) + "/job.json", DumpJson(ToJson(record), 2) + "\n", 0600);
 }
 
 Result<JobRecord> JobStore::Load(const std::string& name) const {
+  if (Status s = ValidateJobName(name); !s.ok()) return s;
   std::string path = JobDir(name) + "/job.json";
-  if (!sys::PathExists(path)) return NotFound("no job named '" + name + "' (see gpuctl train list)");
-  Result<std::string> text = sys::ReadWholeFile(path);
-  if (!text.ok()) return text.status();
+  Result<std::string> text = sys::ReadRegularFile(path, kMaxRecordBytes);
+  if (!text.ok()) {
+    if (text.status().code() == ErrorCode::kNotFound) {
+      return NotFound("no job named '" + name + "' (see gpuctl train list)");
+    }
+    return InvalidArgument(text.status().message());
+  }
   nlohmann::json doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return InvalidArgument(path + " is not valid JSON");
   Result<JobRecord> record = JobRecordFromJson(doc);
   if (!record.ok()) return record.status().Wrap(path);
+  if (record->spec.name != name) {
+    return InvalidArgument(path + " is the record of job '" + record->spec.name + "', not of '" + name + "'");
+  }
   return record;
 }
 
@@ -38,19 +59,39 @@ std::vector<JobRecord> JobStore::LoadAll() const {
   std::vector<JobRecord> records;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(jobs_dir_, ec)) {
-    if (!entry.is_directory()) continue;
     std::string name = entry.path().filename().string();
+    if (!ValidateJobName(name).ok()) {
+      spdlog::warn("ignoring {}: not a job name", entry.path().string());
+      continue;
+    }
+    std::error_code type_error;
+    if (!entry.is_directory(type_error) || entry.is_symlink(type_error)) continue;
     if (!sys::PathExists(JobDir(name) + "/job.json")) continue;
     Result<JobRecord> record = Load(name);
     if (record.ok()) {
       records.push_back(std::move(record).value());
-    } else {
-      spdlog::warn("skipping job '{}': {}", name, record.status().message());
+      continue;
     }
+    spdlog::warn("job '{}' has an unreadable record: {}", name, record.status().message());
+    JobRecord unreadable;
+    unreadable.spec.name = name;
+    unreadable.run_id = "unknown";
+    unreadable.state = JobState::kUnreadable;
+    unreadable.state_reason = record.status().message() + "; remove it with: gpuctl train rm " + name;
+    unreadable.log_path = LogPath(name);
+    records.push_back(std::move(unreadable));
   }
   std::sort(records.begin(), records.end(),
             [](const JobRecord& a, const JobRecord& b) { return a.created_unix_ms < b.created_unix_ms; });
   return records;
+}
+
+Status JobStore::Remove(const std::string& name) const {
+  if (Status s = ValidateJobName(name); !s.ok()) return s;
+  std::error_code ec;
+  std::filesystem::remove_all(JobDir(name), ec);  // does not follow links
+  if (ec) return IoError("cannot remove " + JobDir(name) + ": " + ec.message());
+  return Status::Ok();
 }
 
 }  // namespace gpuctl::train

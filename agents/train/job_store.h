@@ -1,6 +1,7 @@
 // Job records on disk: STATE_DIR/jobs/NAME/{job.json, output.log, exit_status}.
-// Writes are atomic (temp file + rename), so a crash of the agent at any
-// moment leaves the old record or the new one, never a torn one.
+// Writes are atomic and durable (temp file, fsync, rename, directory fsync),
+// so a crash of the agent at any moment leaves the old record or the new
+// one, never a torn one, and a record saved is a record kept.
 #pragma once
 
 #include <string>
@@ -21,12 +22,21 @@ class JobStore {
 
   // Creates JobDir (0700). Errors from the filesystem, with the path.
   Status Prepare(const std::string& name) const;
+  // Errors from the filesystem (ENOSPC included): the caller must not act
+  // as if it were saved. A record in state kUnreadable is never written
+  // (it would replace the file that could not be read).
   Status Save(const JobRecord& record) const;
-  // kNotFound when there is no such job.
+  // kNotFound when there is no such job; kInvalidArgument when the file is
+  // not a regular file, not JSON, not a valid record, or names another job.
   Result<JobRecord> Load(const std::string& name) const;
-  // Every readable record; unreadable ones are logged and skipped so one bad
-  // file does not hide the other jobs.
+  // Every job directory with a job.json: its record, or for one that cannot
+  // be loaded a record in state kUnreadable whose state_reason says why, so
+  // one bad file neither hides the job nor the others. Directories whose
+  // names are not job names are skipped (logged).
   std::vector<JobRecord> LoadAll() const;
+  // Deletes the job's directory (record and logs). Links in it are removed,
+  // never followed.
+  Status Remove(const std::string& name) const;
 
  private:
   std::string jobs_dir_;

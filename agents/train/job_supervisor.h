@@ -2,17 +2,27 @@
 // the agent: they live in tmux, write their own log and exit status, and a
 // restarted agent picks them up from their records.
 //
-// One monitor thread owns the watching: every `monitor_interval` it reads
-// what active jobs appended to their logs (events, metrics) and checks
-// whether they ended. Calls from RPC handlers take the same lock briefly.
+// One owner for job state (as oomd's engine thread and systemd-oomd's loop):
+// the owner thread alone holds the job table, starts and stops jobs, reads
+// their logs and writes their records. Callers post commands to it and wait
+// for the answer; readers get the latest snapshot of each record. No lock
+// is held across a subprocess, an fsync or an open of a file a job can
+// touch: only the queue and the snapshot have locks, held for a copy.
+//
+// A run's record is written and fsynced (state starting, with its run id)
+// before anything of it runs. At start the agent reconciles: records whose
+// run never launched are settled, tmux sessions no record claims are
+// adopted as orphaned, and a stop a restart interrupted is finished.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,11 +32,10 @@
 #include "agents/sys/command_runner.h"
 #include "agents/sys/process_control.h"
 #include "agents/sys/tmux.h"
+#include "agents/train/job_launcher.h"
 #include "agents/train/job_record.h"
 #include "agents/train/job_store.h"
-#include "agents/train/line_splitter.h"
-#include "agents/train/log_events.h"
-#include "agents/train/metrics.h"
+#include "agents/train/log_ingest.h"
 
 namespace gpuctl::train {
 
@@ -42,21 +51,23 @@ struct JobSupervisorOptions {
   // another host (gpuctl --node) has no directory here to give. The agent
   // user's home, as `ssh host CMD` would use.
   std::string default_cwd = "/";
+  // How often active jobs are checked and their logs read when nothing asks.
   std::chrono::milliseconds monitor_interval{250};
-  // Memory cgroups for jobs: each host job gets PARENT/NAME with a memory
-  // limit. Null: jobs run without a cgroup of their own.
+  // Memory cgroups for jobs: each host run gets PARENT/NAME@RUN with a
+  // memory limit. Null: jobs run without a cgroup of their own.
   sys::CgroupDriver* cgroups = nullptr;
   std::string cgroup_parent = "/gpuctl";
   std::optional<uint64_t> default_mem_limit_bytes;
   // Job events for the agent's event stream (job_started, job_ended and
-  // each event read from a log). Called under the supervisor's lock: must
-  // not block or call back.
+  // each event read from a log); fields carry the run_id. Called on the
+  // owner thread: must not block or call back.
   std::function<void(std::string kind, std::string job, std::string message, nlohmann::json fields)> publish;
 };
 
-// What the memory guard needs to know of a running job.
+// What the memory guard needs to know of a running job: an immutable copy.
 struct GuardedJob {
   std::string name;
+  std::string run_id;
   std::string cgroup;  // empty: none
   int64_t pgid = 0;
 };
@@ -73,71 +84,112 @@ class JobSupervisor {
                 sys::CommandRunner& runner, const sys::Clock& clock);
   ~JobSupervisor();
 
-  // Loads the records, re-adopts jobs that still run, settles those that
-  // ended while the agent was away, and starts the monitor thread.
+  // Loads the records, reconciles them with what runs (see above), and
+  // starts the owner thread.
   void Start();
-  // Stops the monitor thread (jobs keep running). Idempotent.
+  // Stops the owner thread (jobs keep running). Idempotent.
   void Shutdown();
 
   // Errors: kInvalidArgument for a bad spec, a missing or non-executable
-  // script; kAlreadyExists when a job of that name is running; kFailedPrecondition
-  // for a container that does not exist or is stopped; tmux errors otherwise.
-  // On error nothing was started and no record changed.
+  // script; kAlreadyExists when a job of that name may be running, or its
+  // record is unreadable; kFailedPrecondition for a container that does not
+  // exist or is stopped; filesystem errors when the record cannot be saved
+  // (then nothing was started); tmux errors otherwise (the run's record then
+  // says it failed to start). Ok means: running, and recorded.
   Result<JobRecord> StartJob(JobSpec spec);
   Result<JobRecord> GetJob(const std::string& name);
   std::vector<JobRecord> ListJobs();
-  // SIGTERM to the job's process group, SIGKILL after `grace`, then the tmux
-  // session is removed. Blocks up to `grace` plus a little.
+  // SIGTERM to the job (its process group and its cgroup), SIGKILL once
+  // `grace` has passed; the request and its deadline are saved first, so an
+  // agent restarted meanwhile finishes the stop. Waits for the end, up to
+  // `grace` plus 15 s.
   Result<JobRecord> StopJob(const std::string& name, std::chrono::milliseconds grace);
+  // Deletes an ended or unreadable job's record and log. kFailedPrecondition
+  // for a job that may still run.
+  Result<JobRecord> RemoveJob(const std::string& name);
   Result<LogSource> GetLogSource(const std::string& name);
 
   // Running jobs, for the memory guard to weigh.
   std::vector<GuardedJob> RunningJobs();
-  // Called by the guard just before it kills the job: when the job's end is
-  // seen, its state becomes killed_by_guard with this reason.
-  void MarkKilledByGuard(const std::string& name, const std::string& reason);
+  // Called by the guard just before it kills run `run_id`: when that run's
+  // end is seen, its state becomes killed_by_guard with this reason. A later
+  // run of the same name is not touched.
+  void MarkKilledByGuard(const std::string& run_id, const std::string& reason);
 
  private:
-  struct LiveJob {
+  struct Entry {
     JobRecord record;
-    LineSplitter lines;
-    LogEventParser events;
-    std::unique_ptr<MetricsTracker> metrics;
+    LogIngest ingest;
     int64_t last_save_ms = 0;
-    uint64_t saved_offset = 0;  // record.parsed_offset as last saved
-    bool event_cap_logged = false;
+    uint64_t saved_offset = 0;
+    bool kill_sent = false;  // a stop's SIGKILL went out
+    std::chrono::steady_clock::time_point recheck_at{};  // after it: when to look again
   };
+  struct Call;
 
-  Status CheckContainerRunning(const std::string& vmid);
-  std::string HostPathForContainer(const std::string& vmid, const std::string& inside) const;
-  // Reads new log bytes and checks for an ended job; saves on change.
-  void RefreshLocked(LiveJob& job);
-  bool ReadNewLogLocked(LiveJob& job);
-  bool SettleIfEndedLocked(LiveJob& job);
-  void SaveLocked(const JobRecord& record);
+  // Runs `work` on the owner thread and waits until it ran. A call still
+  // queued at `queue_deadline` is withdrawn: false, it never ran (a call
+  // that began is always waited for, so a caller never answers "failed"
+  // for a start that happened). False too while the agent stops.
+  bool RunOnOwner(std::function<void()> work, std::chrono::milliseconds queue_deadline);
+  // Blocks until `name`'s snapshot is no longer active or `deadline`.
+  void WaitForEnd(const std::string& name, std::chrono::steady_clock::time_point deadline);
+
+  // --- owner thread only ---
+  void OwnerLoop();
+  void Reconcile();
+  void AdoptOrphans();
+  Result<JobRecord> DoStart(JobSpec spec);
+  Result<JobRecord> DoBeginStop(const std::string& name, std::chrono::milliseconds grace);
+  Result<JobRecord> DoRemove(const std::string& name);
+  // Reads up to `ingest_bytes` of the log, settles an ended run, escalates
+  // a stop past its deadline; saves and publishes what changed.
+  void Refresh(Entry& entry, size_t ingest_bytes);
+  bool SettleIfEnded(Entry& entry);
+  // A run recorded as starting whose session (with its run id) exists:
+  // recorded as running with the session's pane. False when not found.
+  bool AdoptLaunched(Entry& entry);
+  bool ProcessesRemain(const JobRecord& record);
+  void SignalJob(const JobRecord& record, int sig);
+  Status Save(Entry& entry);
+  void Publish(const Entry& entry);
+  void Unpublish(const std::string& name);
+  void UpdateGuarded();
+  void PublishEvent(const std::string& kind, const JobRecord& record, const std::string& message,
+                    nlohmann::json fields);
+  Entry& Put(JobRecord record);
   int64_t NowMs() const;
-  void MonitorLoop();
-  LiveJob& AddLocked(JobRecord record);
+  std::chrono::steady_clock::time_point NextWake();
+  void Tick();
+  std::chrono::steady_clock::time_point next_tick_{};
+  bool backlog_ = false;
 
   JobSupervisorOptions options_;
   JobStore store_;
   sys::Tmux& tmux_;
   sys::ProcessControl& processes_;
-  sys::CommandRunner& runner_;
   const sys::Clock& clock_;
+  JobLauncher launcher_;
 
-  std::mutex mutex_;
-  std::condition_variable wake_;
+  std::map<std::string, std::unique_ptr<Entry>> entries_;  // the owner thread's alone
+
+  std::mutex queue_mutex_;
+  std::condition_variable queue_wake_;
+  std::deque<std::shared_ptr<Call>> queue_;
   bool stopping_ = false;
-  std::map<std::string, std::unique_ptr<LiveJob>> jobs_;
-  std::thread monitor_;
+  bool owner_running_ = false;
+  std::thread owner_;
 
-  // The guard's view, behind a lock of its own: the guard must never wait
-  // for log parsing or a record's fsync between the line and the kill.
-  void UpdateGuardedLocked();
+  std::mutex snapshot_mutex_;
+  std::condition_variable snapshot_changed_;
+  std::map<std::string, std::shared_ptr<const JobRecord>> snapshot_;
+  std::shared_ptr<const JobRecord> Snapshot(const std::string& name);
+
+  // The guard's view, behind a lock of its own: the guard never waits for
+  // the owner between its line and its kill.
   std::mutex guard_mutex_;
   std::vector<GuardedJob> guarded_;
-  std::map<std::string, std::string> guard_kills_;  // job -> reason, until settled
+  std::map<std::string, std::string> guard_kills_;  // run id -> reason
 };
 
 }  // namespace gpuctl::train

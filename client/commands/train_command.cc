@@ -37,6 +37,7 @@ void AddTrainCommand(CLI::App& app, CommandContext& context) {
   AddTrainStatusCommands(*train, context);
   AddTrainStopCommand(*train, context);
   AddTrainLogsCommand(*train, context);
+  AddTrainRemoveCommand(*train, context);
 }
 
 }  // namespace gpuctl::client

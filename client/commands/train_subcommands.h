@@ -18,6 +18,7 @@ void AddTrainStartCommand(CLI::App& train, CommandContext& context);
 void AddTrainStatusCommands(CLI::App& train, CommandContext& context);
 void AddTrainStopCommand(CLI::App& train, CommandContext& context);
 void AddTrainLogsCommand(CLI::App& train, CommandContext& context);
+void AddTrainRemoveCommand(CLI::App& train, CommandContext& context);
 
 // The wall clock, read here once per output so runtimes of running jobs agree.
 int64_t NowUnixMs();

@@ -18,6 +18,8 @@ json MetricsJson(const v1::JobMetrics& m) {
       {"loss", m.has_loss() ? json(m.loss()) : json(nullptr)},
       {"throughput", ThroughputJson(m.has_throughput(), m.throughput())},
       {"best_throughput", ThroughputJson(m.has_best_throughput(), m.best_throughput())},
+      {"grad_norm", m.has_grad_norm() ? json(m.grad_norm()) : json(nullptr)},
+      {"learning_rate", m.has_learning_rate() ? json(m.learning_rate()) : json(nullptr)},
   };
 }
 
@@ -65,6 +67,7 @@ json JobToJson(const v1::Job& job, int64_t now_unix_ms) {
   double runtime_seconds = static_cast<double>(JobRuntime(job, now_unix_ms).count()) / 1000.0;
   return {
       {"name", spec.name()},
+      {"run_id", job.run_id()},
       {"state", JobStateName(job.state())},
       {"state_reason", job.state_reason()},
       {"exit_code", job.has_exit_code() ? json(job.exit_code()) : json(nullptr)},

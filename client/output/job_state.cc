@@ -11,6 +11,8 @@ const char* JobStateName(v1::JobState state) {
     case v1::JOB_STATE_STOPPED: return "stopped";
     case v1::JOB_STATE_LOST: return "lost";
     case v1::JOB_STATE_KILLED_BY_GUARD: return "killed_by_guard";
+    case v1::JOB_STATE_ORPHANED: return "orphaned";
+    case v1::JOB_STATE_UNREADABLE: return "unreadable";
     default: return "unknown";
   }
 }

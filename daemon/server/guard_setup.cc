@@ -83,12 +83,25 @@ Result<GuardPlan> PlanGuard(const DaemonConfig& config, const sys::HostFs& fs, s
 
 std::vector<guard::GuardedWorkItem> JobsForGuard::Running() {
   std::vector<guard::GuardedWorkItem> out;
-  for (const train::GuardedJob& j : jobs_.RunningJobs()) out.push_back({j.name, j.cgroup, j.pgid});
+  std::map<std::string, std::string> run_ids;
+  for (const train::GuardedJob& j : jobs_.RunningJobs()) {
+    out.push_back({j.name, j.cgroup, j.pgid});
+    run_ids[j.name] = j.run_id;
+  }
+  std::lock_guard lock(mutex_);
+  run_ids_ = std::move(run_ids);
   return out;
 }
 
 void JobsForGuard::WillKill(const std::string& name, const std::string& reason) {
-  jobs_.MarkKilledByGuard(name, reason);
+  std::string run_id;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = run_ids_.find(name);
+    if (it == run_ids_.end()) return;  // not a run the guard was shown
+    run_id = it->second;
+  }
+  jobs_.MarkKilledByGuard(run_id, reason);
 }
 
 std::unique_ptr<sys::MemoryPressureWaiter> MakePressureWaiter(const GuardPlan& plan, const sys::HostFs& fs,

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 
 #include "agents/guard/memory_guard.h"
 #include "agents/sys/cgroup_driver.h"
@@ -28,7 +30,9 @@ struct GuardPlan {
 // (kFailedPrecondition): both refuse the start with a message.
 Result<GuardPlan> PlanGuard(const DaemonConfig& config, const sys::HostFs& fs, sys::CgroupDriver* cgroups);
 
-// The job supervisor as the guard sees it.
+// The job supervisor as the guard sees it. A kill is marked on the run the
+// guard weighed (the run id it saw in Running()), never on a later run of
+// the same name.
 class JobsForGuard final : public guard::GuardedWork {
  public:
   explicit JobsForGuard(train::JobSupervisor& jobs) : jobs_(jobs) {}
@@ -37,6 +41,8 @@ class JobsForGuard final : public guard::GuardedWork {
 
  private:
   train::JobSupervisor& jobs_;
+  std::mutex mutex_;
+  std::map<std::string, std::string> run_ids_;  // name -> run id, as of the last Running()
 };
 
 // The kernel event the guard wakes on: a PSI trigger for the host or a v2

@@ -14,9 +14,14 @@ Result<v1::HealthSnapshot> SampleHealthProto(health::HealthSampler& sampler) {
 }
 
 AgentService::AgentService(health::HealthSampler& sampler, HealthWatchHub& health_hub,
-                           train::JobSupervisor& jobs, WorkQueue& slow_calls, events::EventLog& events,
-                           const provision::HostProber& prober)
-    : sampler_(sampler), health_hub_(health_hub), jobs_(jobs), slow_calls_(slow_calls), events_(events),
+                           train::JobSupervisor& jobs, WorkQueue& job_calls, WorkQueue& slow_calls,
+                           events::EventLog& events, const provision::HostProber& prober)
+    : sampler_(sampler),
+      health_hub_(health_hub),
+      jobs_(jobs),
+      job_calls_(job_calls),
+      slow_calls_(slow_calls),
+      events_(events),
       prober_(prober) {}
 
 grpc::ServerUnaryReactor* AgentService::GetHealth(grpc::CallbackServerContext* context,

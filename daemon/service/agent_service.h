@@ -17,8 +17,12 @@ namespace gpuctl::daemon {
 
 class AgentService final : public v1::Agent::CallbackService {
  public:
+  // `job_calls` runs starts, stops and removals (they wait on the job
+  // supervisor); `slow_calls` runs probes. Apart, so a stop never waits
+  // behind a 300 s probe, and no gRPC thread blocks on either.
   AgentService(health::HealthSampler& sampler, HealthWatchHub& health_hub, train::JobSupervisor& jobs,
-               WorkQueue& slow_calls, events::EventLog& events, const provision::HostProber& prober);
+               WorkQueue& job_calls, WorkQueue& slow_calls, events::EventLog& events,
+               const provision::HostProber& prober);
 
   grpc::ServerUnaryReactor* GetHealth(grpc::CallbackServerContext* context,
                                       const v1::GetHealthRequest* request,
@@ -35,6 +39,8 @@ class AgentService final : public v1::Agent::CallbackService {
                                      v1::ListJobsResponse* response) override;
   grpc::ServerUnaryReactor* StopJob(grpc::CallbackServerContext* context, const v1::StopJobRequest* request,
                                     v1::Job* response) override;
+  grpc::ServerUnaryReactor* RemoveJob(grpc::CallbackServerContext* context, const v1::RemoveJobRequest* request,
+                                      v1::RemoveJobResponse* response) override;
   grpc::ServerWriteReactor<v1::LogChunk>* StreamLogs(grpc::CallbackServerContext* context,
                                                       const v1::StreamLogsRequest* request) override;
 
@@ -55,6 +61,7 @@ class AgentService final : public v1::Agent::CallbackService {
   health::HealthSampler& sampler_;
   HealthWatchHub& health_hub_;
   train::JobSupervisor& jobs_;
+  WorkQueue& job_calls_;
   WorkQueue& slow_calls_;
   events::EventLog& events_;
   const provision::HostProber& prober_;

@@ -13,6 +13,8 @@ v1::JobState ToProto(train::JobState s) {
     case train::JobState::kStopped: return v1::JOB_STATE_STOPPED;
     case train::JobState::kLost: return v1::JOB_STATE_LOST;
     case train::JobState::kKilledByGuard: return v1::JOB_STATE_KILLED_BY_GUARD;
+    case train::JobState::kOrphaned: return v1::JOB_STATE_ORPHANED;
+    case train::JobState::kUnreadable: return v1::JOB_STATE_UNREADABLE;
   }
   return v1::JOB_STATE_UNSPECIFIED;
 }
@@ -98,9 +100,11 @@ void ToProto(const train::JobRecord& in, v1::Job& out) {
   out.set_restart_count(in.restart_count);
   out.set_log_bytes(in.log_bytes);
   out.set_log_path(in.log_path);
+  out.set_run_id(in.run_id);
   v1::JobMetrics* m = out.mutable_metrics();
   if (in.metrics.step) m->set_step(*in.metrics.step);
   if (in.metrics.loss) m->set_loss(*in.metrics.loss);
+  if (in.metrics.grad_norm) m->set_grad_norm(*in.metrics.grad_norm);
   if (in.metrics.throughput) ToProto(*in.metrics.throughput, *m->mutable_throughput());
   if (in.metrics.best_throughput) ToProto(*in.metrics.best_throughput, *m->mutable_best_throughput());
   for (const train::JobEventRecord& e : in.events) ToProto(e, *out.add_events());

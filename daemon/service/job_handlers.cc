@@ -1,4 +1,6 @@
-// The Agent service's job RPCs: translate, call the JobSupervisor, translate back.
+// The Agent service's job RPCs: translate, call the JobSupervisor, translate
+// back. Starts, stops and removals wait on the supervisor's owner thread, so
+// they run on the job-call pool; reads answer from snapshots at once.
 #include "daemon/service/agent_service.h"
 #include "daemon/service/job_convert.h"
 #include "daemon/service/log_stream.h"
@@ -9,14 +11,22 @@ namespace {
 
 constexpr std::chrono::milliseconds kDefaultStopGrace{10'000};
 
-grpc::ServerUnaryReactor* FinishWith(grpc::CallbackServerContext* context, const Result<train::JobRecord>& job,
-                                     v1::Job* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+void FinishJob(grpc::ServerUnaryReactor* reactor, const Result<train::JobRecord>& job, v1::Job* response) {
   if (!job.ok()) {
     reactor->Finish(ToGrpcStatus(job.status()));
-  } else {
-    ToProto(*job, *response);
-    reactor->Finish(grpc::Status::OK);
+    return;
+  }
+  ToProto(*job, *response);
+  reactor->Finish(grpc::Status::OK);
+}
+
+// Runs `work` on `pool`, or finishes at once when the pool is full.
+template <typename Work>
+grpc::ServerUnaryReactor* OnPool(grpc::CallbackServerContext* context, WorkQueue& pool, Work work) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (!pool.Post([reactor, work = std::move(work)]() mutable { work(reactor); })) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                                 "too many job starts, stops and removals in progress; retry shortly"));
   }
   return reactor;
 }
@@ -25,12 +35,17 @@ grpc::ServerUnaryReactor* FinishWith(grpc::CallbackServerContext* context, const
 
 grpc::ServerUnaryReactor* AgentService::StartJob(grpc::CallbackServerContext* context,
                                                  const v1::StartJobRequest* request, v1::Job* response) {
-  return FinishWith(context, jobs_.StartJob(FromProto(request->spec())), response);
+  train::JobSpec spec = FromProto(request->spec());
+  return OnPool(context, job_calls_, [this, response, spec = std::move(spec)](grpc::ServerUnaryReactor* reactor) {
+    FinishJob(reactor, jobs_.StartJob(spec), response);
+  });
 }
 
 grpc::ServerUnaryReactor* AgentService::GetJob(grpc::CallbackServerContext* context,
                                                const v1::GetJobRequest* request, v1::Job* response) {
-  return FinishWith(context, jobs_.GetJob(request->name()), response);
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  FinishJob(reactor, jobs_.GetJob(request->name()), response);
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* AgentService::ListJobs(grpc::CallbackServerContext* context,
@@ -44,23 +59,27 @@ grpc::ServerUnaryReactor* AgentService::ListJobs(grpc::CallbackServerContext* co
 
 grpc::ServerUnaryReactor* AgentService::StopJob(grpc::CallbackServerContext* context,
                                                 const v1::StopJobRequest* request, v1::Job* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   std::string name = request->name();
   auto grace = request->grace_ms() == 0 ? kDefaultStopGrace : std::chrono::milliseconds(request->grace_ms());
-  // Stopping waits out the grace period: not on a gRPC thread.
-  bool posted = slow_calls_.Post([this, reactor, response, name, grace] {
-    Result<train::JobRecord> job = jobs_.StopJob(name, grace);
-    if (!job.ok()) {
-      reactor->Finish(ToGrpcStatus(job.status()));
+  return OnPool(context, job_calls_, [this, response, name, grace](grpc::ServerUnaryReactor* reactor) {
+    FinishJob(reactor, jobs_.StopJob(name, grace), response);
+  });
+}
+
+grpc::ServerUnaryReactor* AgentService::RemoveJob(grpc::CallbackServerContext* context,
+                                                  const v1::RemoveJobRequest* request,
+                                                  v1::RemoveJobResponse* response) {
+  std::string name = request->name();
+  return OnPool(context, job_calls_, [this, response, name](grpc::ServerUnaryReactor* reactor) {
+    Result<train::JobRecord> removed = jobs_.RemoveJob(name);
+    if (!removed.ok()) {
+      reactor->Finish(ToGrpcStatus(removed.status()));
       return;
     }
-    ToProto(*job, *response);
+    response->set_name(removed->spec.name);
+    response->set_run_id(removed->state == train::JobState::kUnreadable ? "" : removed->run_id);
     reactor->Finish(grpc::Status::OK);
   });
-  if (!posted) {
-    reactor->Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "too many stops in progress; retry shortly"));
-  }
-  return reactor;
 }
 
 grpc::ServerWriteReactor<v1::LogChunk>* AgentService::StreamLogs(grpc::CallbackServerContext* /*context*/,

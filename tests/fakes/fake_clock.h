@@ -2,6 +2,8 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
+#include <functional>
 #include <mutex>
 
 #include "agents/sys/clock.h"
@@ -22,6 +24,14 @@ class FakeClock final : public sys::Clock {
   std::chrono::system_clock::time_point WallNow() const override {
     std::lock_guard lock(mutex_);
     return wall_;
+  }
+
+  // Returns when `done()` or once a test has moved the clock to `deadline`.
+  // Polls every millisecond of real time: Advance() cannot reach the
+  // waiter's mutex, and a missed wakeup must not hang a test.
+  void WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& wake,
+                 std::chrono::steady_clock::time_point deadline, const std::function<bool()>& done) const override {
+    while (!done() && SteadyNow() < deadline) wake.wait_for(lock, std::chrono::milliseconds(1));
   }
 
   // Moves both clocks forward together, as real time would.

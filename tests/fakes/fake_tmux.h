@@ -63,7 +63,31 @@ class FakeTmux final : public sys::Tmux {
     return Status::Ok();
   }
 
+  Result<std::vector<std::string>> ListSessions() override {
+    std::lock_guard lock(mutex_);
+    ++calls_;
+    return std::vector<std::string>(sessions_.begin(), sessions_.end());
+  }
+
+  Result<std::string> SessionEnvironment(const std::string& session, const std::string& name) override {
+    std::lock_guard lock(mutex_);
+    ++calls_;
+    if (!sessions_.contains(session)) return NotFound("no session " + session);
+    for (auto spec = new_sessions_.rbegin(); spec != new_sessions_.rend(); ++spec) {  // the latest run
+      if (spec->session != session) continue;
+      auto it = spec->env.find(name);
+      if (it != spec->env.end()) return it->second;
+    }
+    auto it = session_env_.find(session + "\n" + name);
+    if (it != session_env_.end()) return it->second;
+    return NotFound(name + " not set in " + session);
+  }
+
   // --- set by tests ---
+  // A session the agent did not start (an orphan), with its environment.
+  void SetSessionEnvironment(const std::string& session, const std::string& name, const std::string& value) {
+    Locked([&] { session_env_[session + "\n" + name] = value; });
+  }
   void SetNewSessionStatus(Status s) { Locked([&] { new_session_status_ = std::move(s); }); }
   void SetPanePidStatus(Status s) { Locked([&] { pane_pid_status_ = std::move(s); }); }
   void SetKillSessionStatus(Status s) { Locked([&] { kill_session_status_ = std::move(s); }); }
@@ -98,6 +122,7 @@ class FakeTmux final : public sys::Tmux {
   std::vector<sys::TmuxSessionSpec> new_sessions_;
   std::vector<std::string> killed_;
   std::map<std::string, int64_t> pane_pids_;
+  std::map<std::string, std::string> session_env_;
   int64_t pane_pid_ = 4242;
   Status new_session_status_;
   Status pane_pid_status_;

@@ -1,6 +1,8 @@
 #include "agents/train/job_record.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <sys/stat.h>
 
 #include <cmath>
@@ -330,7 +332,7 @@ TEST(JobStore, LoadOfACorruptRecordSaysWhere) {
       << r.status().message();
 }
 
-TEST(JobStore, LoadAllSkipsCorruptRecordsAndSortsByCreation) {
+TEST(JobStore, LoadAllShowsCorruptRecordsAsUnreadableAndSortsByCreation) {
   TempDir dir;
   JobStore store(dir.path());
   for (const JobRecord& r : {RecordNamed("late", 3000), RecordNamed("early", 1000), RecordNamed("mid", 2000)}) {
@@ -342,11 +344,27 @@ TEST(JobStore, LoadAllSkipsCorruptRecordsAndSortsByCreation) {
   dir.MakeDir("jobs/empty-dir");
   dir.WriteFile("jobs/stray-file", "x");
 
+  dir.WriteFile("jobs/imposter/job.json", ToJson(RecordNamed("other", 500)).dump());
+  dir.WriteFile("jobs/bad name/job.json", "{}");  // not a job name: not even shown
+
   std::vector<JobRecord> all = store.LoadAll();
-  ASSERT_EQ(all.size(), 3u);
-  EXPECT_EQ(all[0].spec.name, "early");
-  EXPECT_EQ(all[1].spec.name, "mid");
-  EXPECT_EQ(all[2].spec.name, "late");
+  // The readable ones in creation order, after the unreadable ones (time 0).
+  ASSERT_EQ(all.size(), 6u);
+  std::vector<std::string> unreadable;
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(all[i].state, JobState::kUnreadable) << all[i].spec.name;
+    unreadable.push_back(all[i].spec.name);
+  }
+  std::sort(unreadable.begin(), unreadable.end());
+  EXPECT_EQ(unreadable, (std::vector<std::string>{"badstate", "corrupt", "imposter"}));
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_NE(all[i].state_reason.find("gpuctl train rm " + all[i].spec.name), std::string::npos);
+  }
+  EXPECT_EQ(all[3].spec.name, "early");
+  EXPECT_EQ(all[4].spec.name, "mid");
+  EXPECT_EQ(all[5].spec.name, "late");
+  // An unreadable record is never overwritten.
+  EXPECT_EQ(store.Save(all[0]).code(), ErrorCode::kFailedPrecondition);
   EXPECT_EQ(ReadAll(store.JobDir("corrupt") + "/job.json"), "not json at all");  // left for a person to look at
 }
 

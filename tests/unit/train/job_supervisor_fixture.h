@@ -14,6 +14,8 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <functional>
+#include <thread>
 
 #include "agents/train/job_store.h"
 #include "agents/train/job_supervisor.h"
@@ -49,6 +51,15 @@ inline void WriteText(const std::string& path, std::string_view text) {
   fs::create_directories(fs::path(path).parent_path());
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
+}
+
+// Polls `done` for up to 5 s of real time (the owner thread acts on its own).
+inline bool WaitFor(const std::function<bool()>& done) {
+  for (int i = 0; i < 500; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return done();
 }
 
 class JobSupervisorFixture : public ::testing::Test {

@@ -30,7 +30,15 @@ using test_support::WriteText;
 using Signal = FakeProcessControl::SentSignal;
 using namespace std::chrono_literals;
 
-class JobSupervisorTest : public test_support::JobSupervisorFixture {};
+class JobSupervisorTest : public test_support::JobSupervisorFixture {
+ protected:
+  // tmux calls once the supervisor has started (it lists sessions to find
+  // orphans): what a refused start must not add to.
+  int TmuxCallsAfterStart() {
+    Supervisor();
+    return tmux_.calls();
+  }
+};
 
 // --- starting ---
 
@@ -64,6 +72,10 @@ TEST_F(JobSupervisorTest, StartRecordsARunningJob) {
   // No cwd in the spec: the job runs in the supervisor's default_cwd.
   EXPECT_EQ(r.spec.cwd, "/");
   spec.cwd = "/";
+  // The run id is in the record, the session's environment and the job's.
+  EXPECT_FALSE(r.run_id.empty());
+  EXPECT_EQ(tmux_.new_sessions()[0].env.at("GPUCTL_RUN_ID"), r.run_id);
+  spec.env["GPUCTL_RUN_ID"] = r.run_id;
   EXPECT_EQ(tmux_.new_sessions()[0].argv,
             BuildLaunch(spec, [&] {
               LaunchPaths paths;
@@ -119,21 +131,23 @@ TEST_F(JobSupervisorTest, EndedJobCanBeRerun) {
 
 TEST_F(JobSupervisorTest, BadSpecIsRefusedBeforeTmux) {
   JobSpec spec = Spec("bad name");
+  const int calls = TmuxCallsAfterStart();
   Result<JobRecord> r = Supervisor().StartJob(spec);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument);
-  EXPECT_EQ(tmux_.calls(), 0);
+  EXPECT_EQ(tmux_.calls(), calls);
 }
 
 TEST_F(JobSupervisorTest, MissingScriptIsRefusedBeforeTmux) {
   JobSpec spec = Spec("s1");
   spec.script = dir_.path() + "/missing.sh";
   spec.command = {spec.script};
+  const int calls = TmuxCallsAfterStart();
   Result<JobRecord> r = Supervisor().StartJob(spec);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(r.status().message().find(spec.script + ": no such file"), std::string::npos) << r.status().message();
-  EXPECT_EQ(tmux_.calls(), 0);
+  EXPECT_EQ(tmux_.calls(), calls);
   EXPECT_FALSE(fs::exists(store_.JobDir("s1")));
   EXPECT_FALSE(Supervisor().GetJob("s1").ok());
 }
@@ -143,11 +157,12 @@ TEST_F(JobSupervisorTest, NonExecutableScriptIsRefusedBeforeTmux) {
   spec.script = dir_.path() + "/train.sh";
   spec.command = {spec.script};
   MakeScript(spec.script, 0644);
+  const int calls = TmuxCallsAfterStart();
   Result<JobRecord> r = Supervisor().StartJob(spec);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(r.status().message().find("chmod +x " + spec.script), std::string::npos) << r.status().message();
-  EXPECT_EQ(tmux_.calls(), 0);
+  EXPECT_EQ(tmux_.calls(), calls);
   EXPECT_FALSE(fs::exists(store_.JobDir("s2")));
 
   ASSERT_EQ(::chmod(spec.script.c_str(), 0755), 0);
@@ -160,10 +175,11 @@ TEST_F(JobSupervisorTest, NonExecutableScriptIsRefusedBeforeTmux) {
 TEST_F(JobSupervisorTest, MissingCwdIsRefused) {
   JobSpec spec = Spec("c1");
   spec.cwd = dir_.path() + "/nowhere";
+  const int calls = TmuxCallsAfterStart();
   Result<JobRecord> r = Supervisor().StartJob(spec);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument);
-  EXPECT_EQ(tmux_.calls(), 0);
+  EXPECT_EQ(tmux_.calls(), calls);
 }
 
 TEST_F(JobSupervisorTest, LeftoverTmuxSessionIsRefused) {
@@ -175,14 +191,33 @@ TEST_F(JobSupervisorTest, LeftoverTmuxSessionIsRefused) {
   EXPECT_TRUE(tmux_.new_sessions().empty());
 }
 
-TEST_F(JobSupervisorTest, TmuxFailureLeavesNoJob) {
+// The record comes first: a launch that fails is a run that failed to
+// start, said so in its record, never a silent nothing.
+TEST_F(JobSupervisorTest, TmuxFailureIsRecordedAsAFailedStart) {
   tmux_.SetNewSessionStatus(Internal("tmux: server exited unexpectedly"));
   Result<JobRecord> r = Supervisor().StartJob(Spec("tf"));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), ErrorCode::kInternal);
-  EXPECT_EQ(Supervisor().GetJob("tf").status().code(), ErrorCode::kNotFound);
-  EXPECT_FALSE(fs::exists(store_.JobDir("tf") + "/job.json"));
-  EXPECT_TRUE(Supervisor().ListJobs().empty());
+  JobRecord failed = Get("tf");
+  EXPECT_EQ(failed.state, JobState::kFailed);
+  EXPECT_NE(failed.state_reason.find("could not start: tmux: server exited unexpectedly"), std::string::npos)
+      << failed.state_reason;
+  EXPECT_EQ(OnDisk("tf").state, JobState::kFailed);
+  // The name is free again.
+  tmux_.SetNewSessionStatus(Status::Ok());
+  EXPECT_EQ(StartOk(Spec("tf")).state, JobState::kRunning);
+}
+
+// A record that cannot be saved (a full disk) means nothing is started.
+TEST_F(JobSupervisorTest, UnsavableRecordStartsNothing) {
+  // A file where the job's directory must go: nothing can be saved there.
+  WriteText(store_.JobDir("full"), "not a directory\n");
+  Result<JobRecord> r = Supervisor().StartJob(Spec("full"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("cannot record job 'full', so it was not started"), std::string::npos)
+      << r.status().message();
+  EXPECT_TRUE(tmux_.new_sessions().empty());
+  EXPECT_EQ(Supervisor().GetJob("full").status().code(), ErrorCode::kNotFound);
 }
 
 TEST_F(JobSupervisorTest, PaneGoneAtOnceSettlesFromTheExitFile) {
@@ -223,6 +258,7 @@ TEST_F(JobSupervisorTest, ContainerJobRunsThroughPctAndLogsInItsRootfs) {
 
   Append(r.log_path, "step 12 | loss 0.75\n");
   WriteText(r.exit_path, "0\n");
+  procs_.KillGroup(r.pgid);
   JobRecord done = Get("ct");
   EXPECT_EQ(done.state, JobState::kSucceeded);
   EXPECT_EQ(done.metrics.step, 12u);
@@ -234,10 +270,11 @@ TEST_F(JobSupervisorTest, ContainerScriptIsCheckedInsideTheRootfs) {
   spec.container = "200";
   spec.script = "/opt/train.sh";
   spec.command = {spec.script};
+  const int calls = TmuxCallsAfterStart();
   Result<JobRecord> missing = Supervisor().StartJob(spec);
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), ErrorCode::kInvalidArgument);
-  EXPECT_EQ(tmux_.calls(), 0);
+  EXPECT_EQ(tmux_.calls(), calls);
 
   MakeScript(dir_.path() + "/lxc/200/rootfs/opt/train.sh", 0755);
   EXPECT_EQ(StartOk(spec).state, JobState::kRunning);
@@ -247,13 +284,14 @@ TEST_F(JobSupervisorTest, StoppedContainerIsRefused) {
   runner_.SetResult({"pct", "status", "201"}, FakeCommandRunner::Output(0, "status: stopped\n"));
   JobSpec spec = Spec("ct");
   spec.container = "201";
+  const int calls = TmuxCallsAfterStart();
   Result<JobRecord> r = Supervisor().StartJob(spec);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), ErrorCode::kFailedPrecondition);
   EXPECT_NE(r.status().message().find("container 201 is not running (status: stopped)"), std::string::npos)
       << r.status().message();
   EXPECT_NE(r.status().message().find("pct start 201"), std::string::npos) << r.status().message();
-  EXPECT_EQ(tmux_.calls(), 0);
+  EXPECT_EQ(tmux_.calls(), calls);
   EXPECT_FALSE(fs::exists(store_.JobDir("ct")));
 }
 
@@ -262,23 +300,25 @@ TEST_F(JobSupervisorTest, MissingContainerIsRefused) {
       "pct", FakeCommandRunner::Output(2, "", "Configuration file 'nodes/pve/lxc/999.conf' does not exist\n"));
   JobSpec spec = Spec("ct");
   spec.container = "999";
+  const int calls = TmuxCallsAfterStart();
   Result<JobRecord> r = Supervisor().StartJob(spec);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), ErrorCode::kFailedPrecondition);
   EXPECT_NE(r.status().message().find("container 999 does not exist"), std::string::npos) << r.status().message();
   EXPECT_NE(r.status().message().find("'nodes/pve/lxc/999.conf' does not exist (see pct list)"), std::string::npos)
       << r.status().message();
-  EXPECT_EQ(tmux_.calls(), 0);
+  EXPECT_EQ(tmux_.calls(), calls);
 }
 
 TEST_F(JobSupervisorTest, NoPctIsRefused) {
   JobSpec spec = Spec("ct");
   spec.container = "200";
+  const int calls = TmuxCallsAfterStart();
   Result<JobRecord> r = Supervisor().StartJob(spec);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), ErrorCode::kFailedPrecondition);
   EXPECT_NE(r.status().message().find("needs a Proxmox host with pct"), std::string::npos) << r.status().message();
-  EXPECT_EQ(tmux_.calls(), 0);
+  EXPECT_EQ(tmux_.calls(), calls);
 }
 
 // --- settling ---
@@ -297,10 +337,15 @@ TEST_F(JobSupervisorTest, ExitZeroSucceeds) {
   EXPECT_EQ(OnDisk("e0").state, JobState::kSucceeded);  // saved, not only in memory
 }
 
-TEST_F(JobSupervisorTest, ExitFileWinsOverALivePid) {
-  // The wrapper writes the status just before it exits.
-  StartOk(Spec("e3"));
+// The wrapper writes the status just before it exits; what the job left in
+// its process group keeps it running (and guarded) until that is gone too.
+TEST_F(JobSupervisorTest, ProcessesLeftBehindKeepTheJobRunning) {
+  JobRecord started = StartOk(Spec("e3"));
   WriteText(store_.ExitPath("e3"), "3\n");
+  procs_.SetAlive(started.pid, false);  // the wrapper is gone, its children (the group) are not
+  EXPECT_EQ(Get("e3").state, JobState::kRunning);
+  ASSERT_EQ(Supervisor().RunningJobs().size(), 1u);
+  procs_.KillGroup(started.pgid);
   JobRecord r = Get("e3");
   EXPECT_EQ(r.state, JobState::kFailed);
   EXPECT_EQ(r.exit_code, 3);
@@ -620,8 +665,9 @@ TEST_F(JobSupervisorTest, StopWithoutEscalationWhenTheGroupDies) {
 }
 
 TEST_F(JobSupervisorTest, StopOfAnEndedJobSignalsNothing) {
-  StartOk(Spec("done"));
+  JobRecord started = StartOk(Spec("done"));
   WriteText(store_.ExitPath("done"), "0\n");
+  procs_.KillGroup(started.pgid);
   Result<JobRecord> r = Supervisor().StopJob("done", 1s);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->state, JobState::kSucceeded);
@@ -638,12 +684,13 @@ TEST_F(JobSupervisorTest, UnknownJobIsNotFound) {
 }
 
 TEST_F(JobSupervisorTest, LogSourceSaysWhenTheJobEnded) {
-  StartOk(Spec("src"));
+  JobRecord started = StartOk(Spec("src"));
   Result<LogSource> s = Supervisor().GetLogSource("src");
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->path, store_.LogPath("src"));
   EXPECT_FALSE(s->ended);
   WriteText(store_.ExitPath("src"), "1\n");
+  procs_.KillGroup(started.pgid);
   EXPECT_TRUE(Supervisor().GetLogSource("src")->ended);
 }
 

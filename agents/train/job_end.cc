@@ -1,0 +1,39 @@
+#include "agents/train/job_end.h"
+
+namespace gpuctl::train {
+
+JobEnd DecideJobEnd(const ExitStatusReading& exit, bool stop_requested,
+                    const std::optional<std::string>& guard_kill_reason) {
+  JobEnd end;
+  if (exit.kind == ExitStatusReading::Kind::kValue) {
+    end.exit_code = exit.value;
+    if (exit.value > 128 && exit.value <= 128 + 64) end.term_signal = exit.value - 128;
+  }
+  if (guard_kill_reason) {
+    end.state = JobState::kKilledByGuard;
+    end.reason = *guard_kill_reason;
+  } else if (stop_requested) {
+    end.state = JobState::kStopped;
+    end.reason = "stopped by request";
+  } else if (exit.kind == ExitStatusReading::Kind::kValue) {
+    if (exit.value == 0) {
+      end.state = JobState::kSucceeded;
+      end.reason = "exited 0";
+    } else {
+      end.state = JobState::kFailed;
+      end.reason = end.term_signal ? "killed by signal " + std::to_string(*end.term_signal)
+                                   : "exited " + std::to_string(exit.value);
+    }
+  } else if (exit.kind == ExitStatusReading::Kind::kUnreadable) {
+    // It ended (its processes are gone) but how is unknown: not a success,
+    // and not the "no status at all" of a SIGKILL or a reboot.
+    end.state = JobState::kFailed;
+    end.reason = "ended, but its exit status is unreadable: " + exit.why;
+  } else {
+    end.state = JobState::kLost;
+    end.reason = "its processes are gone and no exit status was written (killed with SIGKILL, or the host rebooted)";
+  }
+  return end;
+}
+
+}  // namespace gpuctl::train

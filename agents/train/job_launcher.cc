@@ -1,0 +1,121 @@
+#include "agents/train/job_launcher.h"
+
+#include <cstdio>
+
+#include "agents/sys/files.h"
+
+namespace gpuctl::train {
+
+JobLauncher::JobLauncher(JobLauncherOptions options, const JobStore& store, sys::Tmux& tmux,
+                         sys::ProcessControl& processes, sys::CommandRunner& runner)
+    : options_(std::move(options)), store_(store), tmux_(tmux), processes_(processes), runner_(runner) {}
+
+std::string JobLauncher::HostPathForContainer(const std::string& vmid, const std::string& inside) const {
+  std::string root = options_.lxc_rootfs_template;
+  size_t at = root.find("{vmid}");
+  if (at != std::string::npos) root.replace(at, 6, vmid);
+  while (!root.empty() && root.back() == '/') root.pop_back();
+  return root + inside;
+}
+
+Status JobLauncher::CheckContainerRunning(const std::string& vmid) {
+  Result<sys::CommandOutput> out = runner_.Run({options_.pct, "status", vmid});
+  if (!out.ok()) {
+    return FailedPrecondition("cannot check container " + vmid + ": " + out.status().message() +
+                              " (--container needs a Proxmox host with pct)");
+  }
+  if (out->exit_code != 0) {
+    std::string why = out->stderr_text.empty() ? out->stdout_text : out->stderr_text;
+    while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+    return FailedPrecondition("container " + vmid + " does not exist or cannot be queried: " + why +
+                              " (see pct list)");
+  }
+  if (out->stdout_text.find("status: running") == std::string::npos) {
+    std::string state = out->stdout_text;
+    while (!state.empty() && state.back() == '\n') state.pop_back();
+    return FailedPrecondition("container " + vmid + " is not running (" + state + "); start it with: pct start " +
+                              vmid);
+  }
+  return Status::Ok();
+}
+
+Result<Placement> JobLauncher::Plan(const JobSpec& spec, const std::string& run_id) {
+  const std::string& name = spec.name;
+  if (!spec.container.empty()) {
+    if (Status s = CheckContainerRunning(spec.container); !s.ok()) return s;
+  }
+  Placement p;
+  p.inside = {store_.LogPath(name), store_.ExitPath(name), ""};
+  p.log_path = p.inside.log_path;
+  p.exit_path = p.inside.exit_path;
+  if (!spec.container.empty()) {
+    std::string dir = options_.container_state_dir + "/jobs/" + name;
+    p.inside = {dir + "/output.log", dir + "/exit_status", ""};
+    p.log_path = HostPathForContainer(spec.container, p.inside.log_path);
+    p.exit_path = HostPathForContainer(spec.container, p.inside.exit_path);
+  }
+  if (!spec.script.empty()) {
+    std::string script = spec.container.empty() ? spec.script : HostPathForContainer(spec.container, spec.script);
+    if (!sys::PathExists(script)) return InvalidArgument("--script " + spec.script + ": no such file");
+    if (!sys::IsExecutableFile(script)) {
+      return InvalidArgument("--script " + spec.script + " is not an executable file (chmod +x " + spec.script + ")");
+    }
+  }
+  if (!spec.cwd.empty() && spec.container.empty() && !sys::PathExists(spec.cwd)) {
+    return InvalidArgument("--cwd " + spec.cwd + ": no such directory");
+  }
+  if (tmux_.HasSession(TmuxSessionName(name))) {
+    return Status(ErrorCode::kAlreadyExists, "a tmux session '" + TmuxSessionName(name) +
+                                                 "' exists without a running job; remove it with: tmux -L gpuctl "
+                                                 "kill-session -t " + TmuxSessionName(name));
+  }
+  if (options_.cgroups && spec.container.empty()) p.cgroup = options_.cgroup_parent + "/" + name + "@" + run_id;
+  return p;
+}
+
+Status JobLauncher::Prepare(const JobSpec& spec, const Placement& p, bool rerun) {
+  if (Status s = store_.Prepare(spec.name); !s.ok()) return s;
+  if (!spec.container.empty()) {
+    std::string host_dir = p.log_path.substr(0, p.log_path.rfind('/'));
+    if (Status s = sys::EnsureDir(host_dir, 0755); !s.ok()) return s.Wrap("preparing the job inside the container");
+    if (Status s = sys::ReplaceSymlink(p.log_path, store_.LogPath(spec.name)); !s.ok()) return s;
+  }
+  // A rerun starts a fresh log (offsets count from 0); the last run's stays beside it.
+  if (rerun && sys::PathExists(p.log_path)) std::rename(p.log_path.c_str(), (p.log_path + ".prev").c_str());
+  if (Status s = sys::RemoveFile(p.exit_path); !s.ok()) return s;
+  if (Status s = sys::WriteFileAtomic(p.log_path, "", 0640); !s.ok()) return s;
+  if (!p.cgroup.empty()) {
+    // A leaf cgroup of the run's own: its memory is limited and counted, and
+    // stop and the guard can act on every process of the job at once.
+    if (Status s = options_.cgroups->CreateCgroup(p.cgroup); !s.ok() && s.code() != ErrorCode::kAlreadyExists) {
+      return s.Wrap("creating the job's memory cgroup " + p.cgroup);
+    }
+    std::optional<uint64_t> limit = spec.mem_limit_bytes ? spec.mem_limit_bytes : options_.default_mem_limit_bytes;
+    if (Status s = options_.cgroups->SetMemoryMax(p.cgroup, limit); !s.ok()) {
+      return s.Wrap("setting the job's memory limit");
+    }
+  }
+  return Status::Ok();
+}
+
+Status JobLauncher::Launch(const JobSpec& spec, const Placement& p, const std::string& run_id) {
+  LaunchPaths inside = p.inside;
+  if (!p.cgroup.empty()) {
+    Result<std::string> dir = options_.cgroups->Directory(p.cgroup);
+    if (!dir.ok()) return dir.status();
+    inside.cgroup_procs = *dir + "/cgroup.procs";
+  }
+  JobSpec with_run = spec;
+  with_run.env["GPUCTL_RUN_ID"] = run_id;
+  sys::TmuxSessionSpec launch = BuildLaunch(with_run, inside, options_.pct);
+  launch.env["GPUCTL_RUN_ID"] = run_id;  // the session's, read back at agent start
+  return tmux_.NewSession(launch);
+}
+
+Result<Pane> JobLauncher::FindPane(const std::string& session) {
+  Result<int64_t> pid = tmux_.PanePid(session);
+  if (!pid.ok()) return pid.status();
+  return Pane{.pid = *pid, .start_time = processes_.StartTime(*pid)};
+}
+
+}  // namespace gpuctl::train

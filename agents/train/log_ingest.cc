@@ -1,0 +1,70 @@
+#include "agents/train/log_ingest.h"
+
+#include <spdlog/spdlog.h>
+
+#include "agents/sys/files.h"
+
+namespace gpuctl::train {
+namespace {
+
+void MergeMetrics(const MetricsState& fresh, MetricsState& kept) {
+  if (fresh.step) kept.step = fresh.step;
+  if (fresh.loss) kept.loss = fresh.loss;
+  if (fresh.grad_norm) kept.grad_norm = fresh.grad_norm;
+  if (fresh.throughput) kept.throughput = fresh.throughput;
+  if (fresh.best_throughput &&
+      (!kept.best_throughput || ThroughputFamily(*kept.best_throughput) != ThroughputFamily(*fresh.best_throughput) ||
+       IsFaster(*fresh.best_throughput, *kept.best_throughput))) {
+    kept.best_throughput = fresh.best_throughput;
+  }
+}
+
+}  // namespace
+
+LogIngest::LogIngest() {
+  auto metrics = MetricsTracker::Create();
+  if (metrics.ok()) metrics_ = std::make_unique<MetricsTracker>(std::move(metrics).value());
+}
+
+bool LogIngest::Ingest(JobRecord& r, size_t max_bytes, int64_t now_unix_ms, const OnEvent& on_event) {
+  if (r.log_path.empty()) return false;
+  Result<uint64_t> size = sys::RegularFileSize(r.log_path);
+  if (!size.ok()) return false;
+  if (*size < r.parsed_offset) r.parsed_offset = 0;  // truncated or replaced: read it anew
+  r.log_bytes = *size;
+  if (*size == r.parsed_offset) return false;
+  Result<std::string> data = sys::ReadRegularFileRange(r.log_path, r.parsed_offset, max_bytes);
+  if (!data.ok() || data->empty()) return false;
+  // Whole lines only, so parsed_offset always sits at a line start. A job
+  // that ended, or a line past the splitter's cap, is fed as it is.
+  size_t end = data->find_last_of("\n\r");
+  size_t feed = end == std::string::npos ? 0 : end + 1;
+  bool ended = !IsActive(r.state);
+  if (ended || data->size() - feed > LineSplitter::kDefaultMaxLineBytes) feed = data->size();
+  if (feed == 0) return false;
+
+  std::vector<LogEvent> events;
+  auto sink = [&](std::string_view line, uint64_t offset) {
+    events_.ObserveLine(line, offset, events);
+    if (metrics_) metrics_->Observe(line);
+  };
+  lines_.Feed(std::string_view(*data).substr(0, feed), r.parsed_offset, sink);
+  r.parsed_offset += feed;
+  if (ended && r.parsed_offset == r.log_bytes) lines_.Finish(sink);
+  if (metrics_) MergeMetrics(metrics_->state(), r.metrics);
+
+  bool added = false;
+  for (LogEvent& e : events) {
+    if (r.events.size() >= kMaxEventsKept) {
+      if (!event_cap_logged_) spdlog::warn("job '{}': over {} events, keeping the first", r.spec.name, kMaxEventsKept);
+      event_cap_logged_ = true;
+      break;
+    }
+    if (on_event) on_event(r, e);
+    r.events.push_back({std::move(e), now_unix_ms});
+    added = true;
+  }
+  return added;
+}
+
+}  // namespace gpuctl::train
