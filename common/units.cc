@@ -46,6 +46,8 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
     else return bad();
     if (unit.empty() && !text.empty()) return bad();
   }
+  // Past ~292 million years the milliseconds leave int64: refuse, never wrap.
+  if (!(total_ms < 9.2e18)) return bad();
   return std::chrono::milliseconds(static_cast<int64_t>(std::llround(total_ms)));
 }
 

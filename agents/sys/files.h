@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -45,6 +46,11 @@ Result<std::string> ReadRegularFile(const std::string& path, size_t max_bytes);
 Result<std::string> ReadRegularFileRange(const std::string& path, uint64_t offset, size_t max_bytes);
 Result<uint64_t> RegularFileSize(const std::string& path);
 
+// A directory (following links, as chdir would).
+bool IsDirectory(const std::string& path);
+// The first executable `program` in the ':'-separated `path_list`, or
+// nullopt. Empty entries mean the current directory, as in execvp.
+std::optional<std::string> FindOnPath(const std::string& program, const std::string& path_list);
 // A regular file we may execute (access X_OK).
 bool IsExecutableFile(const std::string& path);
 // Makes `link` a symlink to `target`, replacing what was there.

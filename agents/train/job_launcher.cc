@@ -61,8 +61,16 @@ Result<Placement> JobLauncher::Plan(const JobSpec& spec, const std::string& run_
       return InvalidArgument("--script " + spec.script + " is not an executable file (chmod +x " + spec.script + ")");
     }
   }
-  if (!spec.cwd.empty() && spec.container.empty() && !sys::PathExists(spec.cwd)) {
-    return InvalidArgument("--cwd " + spec.cwd + ": no such directory");
+  if (!spec.cwd.empty() && spec.container.empty() && !sys::IsDirectory(spec.cwd)) {
+    return InvalidArgument("--cwd " + spec.cwd + (sys::PathExists(spec.cwd) ? ": not a directory" : ": no such directory"));
+  }
+  // The wrapper is started as `env K=V... sh -c ...`: a PATH without sh
+  // would fail before it could record anything (a misleading "lost").
+  if (auto path = spec.env.find("PATH"); path != spec.env.end() && spec.container.empty()) {
+    if (!sys::FindOnPath("sh", path->second)) {
+      return InvalidArgument("--env PATH=" + path->second +
+                             ": no sh in it, which the job's wrapper needs; add /bin or /usr/bin");
+    }
   }
   if (tmux_.HasSession(TmuxSessionName(name))) {
     return Status(ErrorCode::kAlreadyExists, "a tmux session '" + TmuxSessionName(name) +

@@ -53,6 +53,9 @@ Status ValidateJobSpec(const JobSpec& spec) {
   if (!spec.script.empty() && spec.script.front() != '/') {
     return InvalidArgument("--script must be an absolute path, got '" + spec.script + "'");
   }
+  if (!spec.command.empty() && spec.command.front().empty()) {
+    return InvalidArgument("the command to run is empty: give one after '--', e.g. -- python3 train.py");
+  }
   if (spec.anchors && *spec.anchors == 0) {
     return InvalidArgument("--anchors must be a positive integer, got 0");
   }

@@ -32,8 +32,8 @@ void Print(CommandContext& ctx, const v1::HealthSnapshot& snapshot, bool watchin
 void RunHealth(CommandContext& ctx, const HealthFlags& flags) {
   Result<std::chrono::milliseconds> interval = ParseDuration(flags.interval);
   if (!interval.ok()) return ctx.Fail(interval.status().Wrap("--interval"));
-  if (*interval < std::chrono::milliseconds(100)) {
-    return ctx.Fail(InvalidArgument("--interval must be at least 100ms, got " + flags.interval));
+  if (*interval < std::chrono::milliseconds(100) || *interval > std::chrono::hours(24)) {
+    return ctx.Fail(InvalidArgument("--interval must be from 100ms to 24h, got " + flags.interval));
   }
   auto agent = ctx.ConnectAgent();
   if (!agent.ok()) return ctx.Fail(agent.status());

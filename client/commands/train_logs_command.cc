@@ -1,4 +1,6 @@
 // gpuctl train logs NAME [-f] [--from-offset N] [--tail LINES]
+#include <charconv>
+#include <cstdint>
 #include <memory>
 #include <ostream>
 #include <thread>
@@ -14,23 +16,37 @@ namespace {
 struct LogsFlags {
   std::string name;
   bool follow = false;
-  uint64_t from_offset = 0;
-  uint32_t tail = 0;
+  std::string from_offset;  // parsed here: CLI11 reads "-5" as a huge unsigned
+  std::string tail;
 };
+
+// A non-negative decimal below 2^63 (offsets and line counts).
+Result<uint64_t> ParseCount(const std::string& flag, const std::string& text, uint64_t max) {
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value > max) {
+    return InvalidArgument(flag + " must be a whole number from 0 to " + std::to_string(max) + ", got '" + text + "'");
+  }
+  return value;
+}
 
 void RunLogs(CommandContext& ctx, const LogsFlags& flags, bool from_offset_given, bool tail_given) {
   if (Status s = ValidateJobName(flags.name); !s.ok()) return ctx.Fail(s);
   if (from_offset_given && tail_given) {
     return ctx.Fail(InvalidArgument("give --from-offset or --tail, not both"));
   }
+  Result<uint64_t> from_offset = from_offset_given ? ParseCount("--from-offset", flags.from_offset, INT64_MAX) : 0;
+  if (!from_offset.ok()) return ctx.Fail(from_offset.status());
+  Result<uint64_t> tail = tail_given ? ParseCount("--tail", flags.tail, UINT32_MAX) : 0;
+  if (!tail.ok()) return ctx.Fail(tail.status());
   auto agent = ctx.ConnectAgent();
   if (!agent.ok()) return ctx.Fail(agent.status());
   AgentClient& client = **agent;
 
   LogStreamOptions options;
   options.request.set_name(flags.name);
-  options.request.set_from_offset(flags.from_offset);
-  options.request.set_tail_lines(flags.tail);
+  options.request.set_from_offset(*from_offset);
+  options.request.set_tail_lines(static_cast<uint32_t>(*tail));
   options.request.set_follow(flags.follow);
   options.reconnect = flags.follow;
   options.agent_address = client.address();

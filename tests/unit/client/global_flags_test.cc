@@ -44,6 +44,22 @@ TEST(GlobalFlagsTest, NodeFlagsAfterProvisionNode) {
   EXPECT_EQ(r.err.find("following argument"), std::string::npos) << r.err;
 }
 
+// Numbers out of range are usage errors before any agent is asked.
+TEST(FlagRangesTest, OutOfRangeNumbersAreUsageErrors) {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"train", "logs", "j", "--from-offset", "-5"},
+           {"train", "logs", "j", "--from-offset=-5"},
+           {"train", "logs", "j", "--from-offset", "1e3"},
+           {"train", "logs", "j", "--tail", "99999999999"},
+           {"health", "--watch", "--interval", "4294968s"},
+           {"health", "--watch", "--interval", "99999999999999999999h"},
+       }) {
+    CliRun r = RunGpuctl(args);
+    EXPECT_EQ(r.code, kExitUsage) << args.back() << ": " << r.err;
+    EXPECT_EQ(r.err.find("cannot reach"), std::string::npos) << r.err;
+  }
+}
+
 // Runs the bash script for real: COMP_WORDS as bash would fill them.
 std::string Complete(const std::string& script, const std::string& words, int cword) {
   testing::TempDir dir;

@@ -182,6 +182,29 @@ TEST_F(JobSupervisorTest, MissingCwdIsRefused) {
   EXPECT_EQ(tmux_.calls(), calls);
 }
 
+// Starts that would fail at once, misleadingly, are refused before anything.
+TEST_F(JobSupervisorTest, ImpossibleStartsAreRefusedWithNothingCreated) {
+  const int calls = TmuxCallsAfterStart();
+  JobSpec file_cwd = Spec("f1");
+  file_cwd.cwd = "/etc/passwd";
+  Result<JobRecord> r = Supervisor().StartJob(file_cwd);
+  EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("not a directory"), std::string::npos) << r.status().message();
+  JobSpec no_sh = Spec("f2");
+  no_sh.env["PATH"] = "/nonexistent";
+  r = Supervisor().StartJob(no_sh);
+  EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("no sh in it"), std::string::npos) << r.status().message();
+  JobSpec empty = Spec("f3");
+  empty.command = {""};
+  EXPECT_EQ(Supervisor().StartJob(empty).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(tmux_.calls(), calls);
+  for (const char* name : {"f1", "f2", "f3"}) EXPECT_FALSE(fs::exists(store_.JobDir(name))) << name;
+  JobSpec ok_path = Spec("f4");
+  ok_path.env["PATH"] = "/nonexistent:/usr/bin:/bin";
+  EXPECT_EQ(StartOk(ok_path).state, JobState::kRunning);
+}
+
 TEST_F(JobSupervisorTest, LeftoverTmuxSessionIsRefused) {
   tmux_.AddSession("gpuctl-left");
   Result<JobRecord> r = Supervisor().StartJob(Spec("left"));
