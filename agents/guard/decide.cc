@@ -65,6 +65,19 @@ std::optional<std::string> WhyProtected(const ProcessInfo& process, const GuardC
   return std::nullopt;
 }
 
+std::vector<ProcessInfo> WithinDomain(const std::vector<ProcessInfo>& processes, const GuardDomain& domain) {
+  if (domain.kind == GuardDomain::Kind::kHost) return processes;
+  std::string root = domain.cgroup;
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  std::vector<ProcessInfo> inside;
+  for (const ProcessInfo& p : processes) {
+    const std::string& at = p.memory_cgroup;
+    bool below = root == "/" ? !at.empty() : (at == root || at.starts_with(root + "/"));
+    if (below) inside.push_back(p);
+  }
+  return inside;
+}
+
 std::optional<Victim> ChooseVictim(const std::vector<Candidate>& managed, const std::vector<ProcessInfo>& unmanaged,
                                    const GuardConfig& config, int64_t agent_pid) {
   const Candidate* job = nullptr;

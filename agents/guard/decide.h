@@ -58,6 +58,11 @@ std::optional<std::string> WhyProtected(const ProcessInfo& process, const GuardC
 // guard_unmanaged, the unprotected process with the highest oom_score (ties:
 // larger RSS, then lower pid). `unmanaged` should hold processes outside the
 // managed jobs' cgroups. nullopt: nothing may be killed.
+// The processes inside `domain`: all for the host; for a cgroup domain those
+// whose memory cgroup is the domain's or below it. Killing a process outside
+// the domain frees nothing in it.
+std::vector<ProcessInfo> WithinDomain(const std::vector<ProcessInfo>& processes, const GuardDomain& domain);
+
 std::optional<Victim> ChooseVictim(const std::vector<Candidate>& managed, const std::vector<ProcessInfo>& unmanaged,
                                    const GuardConfig& config, int64_t agent_pid);
 

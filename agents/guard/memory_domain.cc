@@ -20,7 +20,7 @@ DomainReading HostReading(const sys::Meminfo& meminfo, const std::optional<sys::
 DomainReading CgroupReading(const CgroupMemory& cgroup, const DomainReading& host,
                             const std::optional<sys::Pressure>& pressure) {
   if (!cgroup.limit_bytes) return DomainReading{host.total_bytes, host.available_bytes, FullAvg10(pressure)};
-  uint64_t working_set = cgroup.usage_bytes - std::min(cgroup.inactive_file_bytes, cgroup.usage_bytes);
+  uint64_t working_set = cgroup.usage_bytes - std::min(cgroup.reclaimable_file_bytes, cgroup.usage_bytes);
   uint64_t limit = *cgroup.limit_bytes;
   uint64_t headroom = limit > working_set ? limit - working_set : 0;
   return DomainReading{limit, std::min(headroom, host.available_bytes), FullAvg10(pressure)};
@@ -45,12 +45,12 @@ Result<DomainReading> MemoryDomainReader::Read() const {
   if (!usage.ok()) return usage.status().Wrap("reading guard domain " + path);
   // Without the figure, count no cache as reclaimable: the guard is then
   // early rather than late.
-  uint64_t inactive = cgroups_->InactiveFile(path).value_or(0);
+  uint64_t reclaimable = cgroups_->ReclaimableFile(path).value_or(0);
   // v1 has no per-cgroup PSI; the host's stalls are not the domain's.
   Result<sys::Pressure> pressure = cgroups_->MemoryPressure(path);
   std::optional<sys::Pressure> psi;
   if (pressure.ok()) psi = *pressure;
-  return CgroupReading(CgroupMemory{*limit, *usage, inactive}, host, psi);
+  return CgroupReading(CgroupMemory{*limit, *usage, reclaimable}, host, psi);
 }
 
 }  // namespace gpuctl::guard

@@ -1,14 +1,13 @@
 // How much memory the guard's domain has left, as one DomainReading: pure
 // functions over parsed figures, and a thin reader that gathers them.
 //
-// Cgroup domains count inactive file cache as available. The kernel charges
-// page cache to the cgroup (v2 memory.current and v1 memory.usage_in_bytes
-// both include it, and neither subtracts anything), but it reclaims that
-// cache before it OOM-kills, so a cgroup full of cold cache is not in danger.
-// Subtracting inactive_file gives the "working set" that kubelet evicts on,
-// and makes the cgroup figure comparable to the host's MemAvailable, which
-// also counts reclaimable cache. Active file cache is not subtracted: it may
-// be in use, and counting it would make the guard late.
+// Cgroup domains count reclaimable file cache as available, as the host's
+// MemAvailable does. The kernel charges page cache to the cgroup (v2
+// memory.current and v1 memory.usage_in_bytes both include it), but it
+// reclaims clean cache, active or inactive, before it OOM-kills, so a cgroup
+// full of cache is not in danger: a job whose own memory fits is never
+// killed for the cache of old logs it reread. Dirty and writeback pages are
+// not counted (they must be written first), nor is shmem (anon LRU).
 #pragma once
 
 #include <cstdint>
@@ -36,10 +35,10 @@ DomainReading HostReading(const sys::Meminfo& meminfo, const std::optional<sys::
 struct CgroupMemory {
   std::optional<uint64_t> limit_bytes;  // nullopt: no limit
   uint64_t usage_bytes = 0;
-  uint64_t inactive_file_bytes = 0;
+  uint64_t reclaimable_file_bytes = 0;
 };
 
-// A cgroup: available = limit - (usage - inactive_file), and never more than
+// A cgroup: available = limit - (usage - reclaimable file), and never more than
 // the host has available (a cgroup whose limit exceeds what the host has
 // free runs out with the host). Without a limit the cgroup is bounded by the
 // host alone: the host's total and available. `host` is HostReading's.

@@ -128,7 +128,7 @@ void MemoryGuard::Kill(const DomainReading& crossed, const GuardDecision& decisi
   std::vector<ProcessInfo> unmanaged;
   if (config_.guard_unmanaged) {
     Result<std::vector<ProcessInfo>> scanned = ScanProcesses(deps_.fs);
-    if (scanned.ok()) unmanaged = std::move(scanned).value();
+    if (scanned.ok()) unmanaged = WithinDomain(*scanned, config_.domain);
   }
   std::optional<Victim> victim = ChooseVictim(Candidates(), unmanaged, config_, deps_.agent_pid);
   if (!victim) {

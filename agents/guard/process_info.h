@@ -20,6 +20,9 @@ struct ProcessInfo {
   uint64_t rss_bytes = 0;       // VmRSS
   int64_t oom_score = 0;        // the kernel's badness, 0..2000
   int64_t oom_score_adj = 0;    // -1000..1000; -1000: never OOM-killed
+  // Its memory cgroup (v1 memory controller, else the v2 path), as
+  // /proc/PID/cgroup shows it; empty when unreadable.
+  std::string memory_cgroup{};
 
   bool kernel_thread() const { return (flags & kPfKthread) != 0 || !has_executable; }
   bool exited() const { return state == 'Z' || state == 'X'; }

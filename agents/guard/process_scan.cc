@@ -63,6 +63,19 @@ Result<uint32_t> ParseProcStatFlags(std::string_view stat_text) {
   return InvalidArgument("/proc/PID/stat line too short to hold the flags field");
 }
 
+std::string MemoryCgroupOf(std::string_view proc_cgroup) {
+  Result<std::vector<sys::CgroupEntry>> entries = sys::ParseProcCgroup(proc_cgroup);
+  if (!entries.ok()) return "";
+  std::string unified;
+  for (const sys::CgroupEntry& e : *entries) {
+    for (const std::string& c : e.controllers) {
+      if (c == "memory") return e.path;  // v1 memory controller
+    }
+    if (e.hierarchy_id == 0) unified = e.path;
+  }
+  return unified;
+}
+
 Result<ProcessInfo> ReadProcess(const sys::HostFs& fs, int64_t pid) {
   const std::string dir = "proc/" + std::to_string(pid) + "/";
   Result<std::string> stat_text = fs.ReadFile(dir + "stat");
@@ -90,6 +103,9 @@ Result<ProcessInfo> ReadProcess(const sys::HostFs& fs, int64_t pid) {
   info.rss_bytes = *rss;
   info.oom_score = *score;
   info.oom_score_adj = *adj;
+  if (Result<std::string> cgroups = fs.ReadFile(dir + "cgroup"); cgroups.ok()) {
+    info.memory_cgroup = MemoryCgroupOf(*cgroups);
+  }
   return info;
 }
 

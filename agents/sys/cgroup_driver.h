@@ -82,11 +82,12 @@ class CgroupDriver {
   // The hard limit; nullopt when unlimited. Errors: kNotFound.
   virtual Result<std::optional<uint64_t>> MemoryLimit(const std::string& path) = 0;
 
-  // Inactive file cache of the cgroup and its descendants, which the kernel
-  // reclaims before it OOM-kills: v2 memory.stat inactive_file, v1
-  // memory.stat total_inactive_file. Errors: kNotFound (no cgroup or no such
-  // key).
-  virtual Result<uint64_t> InactiveFile(const std::string& path) = 0;
+  // File cache of the cgroup and its descendants that the kernel can
+  // reclaim before it OOM-kills: active and inactive file pages less those
+  // dirty or under writeback (v2 memory.stat active_file + inactive_file -
+  // file_dirty - file_writeback; v1 the total_* of the same). Errors:
+  // kNotFound (no cgroup or no such key).
+  virtual Result<uint64_t> ReclaimableFile(const std::string& path) = 0;
 
   // Memory pressure of the cgroup: v2 memory.pressure. Errors: kNotFound,
   // kFailedPrecondition (v1 has no per-cgroup PSI; a v2 kernel without PSI).

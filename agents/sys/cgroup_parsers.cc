@@ -71,6 +71,20 @@ bool ControllerListHas(std::string_view list, std::string_view controller) {
   return false;
 }
 
+Result<uint64_t> ReclaimableFileFrom(const FlatKeyed& stat, std::string_view active, std::string_view inactive,
+                                     std::string_view dirty, std::string_view writeback, const std::string& source) {
+  auto value = [&](std::string_view key) -> std::optional<uint64_t> {
+    auto it = stat.find(key);
+    if (it == stat.end()) return std::nullopt;
+    return it->second;
+  };
+  std::optional<uint64_t> a = value(active), i = value(inactive);
+  if (!a || !i) return NotFound(source + " has no " + std::string(a ? inactive : active));
+  uint64_t file = *a + *i;
+  uint64_t busy = value(dirty).value_or(0) + value(writeback).value_or(0);
+  return file > busy ? file - busy : 0;
+}
+
 std::string StripCgroupMount(std::string_view path, std::string_view mount) {
   while (mount.size() > 1 && mount.back() == '/') mount.remove_suffix(1);
   if (mount.empty() || mount == "/" || !path.starts_with(mount)) return std::string(path);

@@ -37,6 +37,13 @@ Result<std::vector<int64_t>> ParseCgroupProcs(std::string_view text);
 using FlatKeyed = std::map<std::string, uint64_t, std::less<>>;
 Result<FlatKeyed> ParseFlatKeyed(std::string_view text);
 
+// Reclaimable file cache from a memory.stat: active + inactive file pages
+// less dirty and writeback ones (clamped at 0). The two file keys must be
+// there (kNotFound naming `source` otherwise); dirty and writeback count as
+// 0 when absent.
+Result<uint64_t> ReclaimableFileFrom(const FlatKeyed& stat, std::string_view active, std::string_view inactive,
+                                     std::string_view dirty, std::string_view writeback, const std::string& source);
+
 // A cgroup given as its directory (/sys/fs/cgroup/memory/lxc/c1) made the
 // path under the hierarchy that the drivers take (/lxc/c1): `mount` is the
 // hierarchy's directory. A path not under `mount` is returned as it is.

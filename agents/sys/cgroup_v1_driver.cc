@@ -50,17 +50,16 @@ Result<std::optional<uint64_t>> CgroupV1Driver::MemoryLimit(const std::string& p
   return std::optional<uint64_t>(*limit);
 }
 
-Result<uint64_t> CgroupV1Driver::InactiveFile(const std::string& path) {
+Result<uint64_t> CgroupV1Driver::ReclaimableFile(const std::string& path) {
   Result<std::string> file = File(path, "memory.stat");
   if (!file.ok()) return file.status();
   Result<FlatKeyed> stat = ReadKeyedFile(*file);
   if (!stat.ok()) return stat.status();
   // total_* counts the cgroup and its descendants, like usage_in_bytes does
-  // under use_hierarchy (the only mode since Linux 5.x); plain inactive_file
-  // is this cgroup's own pages only.
-  auto it = stat->find("total_inactive_file");
-  if (it == stat->end()) return NotFound(*file + " has no total_inactive_file");
-  return it->second;
+  // under use_hierarchy (the only mode since Linux 5.x); the plain keys are
+  // this cgroup's own pages only.
+  return ReclaimableFileFrom(*stat, "total_active_file", "total_inactive_file", "total_dirty", "total_writeback",
+                             *file);
 }
 
 Result<Pressure> CgroupV1Driver::MemoryPressure(const std::string& path) {

@@ -65,14 +65,12 @@ Result<std::optional<uint64_t>> CgroupV2Driver::MemoryLimit(const std::string& p
   return limit;
 }
 
-Result<uint64_t> CgroupV2Driver::InactiveFile(const std::string& path) {
+Result<uint64_t> CgroupV2Driver::ReclaimableFile(const std::string& path) {
   Result<std::string> file = File(path, "memory.stat");
   if (!file.ok()) return file.status();
   Result<FlatKeyed> stat = ReadKeyedFile(*file);
   if (!stat.ok()) return stat.status();
-  auto it = stat->find("inactive_file");
-  if (it == stat->end()) return NotFound(*file + " has no inactive_file");
-  return it->second;
+  return ReclaimableFileFrom(*stat, "active_file", "inactive_file", "file_dirty", "file_writeback", *file);
 }
 
 Result<Pressure> CgroupV2Driver::MemoryPressure(const std::string& path) {

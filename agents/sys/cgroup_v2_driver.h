@@ -20,7 +20,7 @@ class CgroupV2Driver final : public CgroupTreeDriver {
   Status SetMemoryHigh(const std::string& path, std::optional<uint64_t> bytes) override;
   Result<uint64_t> MemoryCurrent(const std::string& path) override;
   Result<std::optional<uint64_t>> MemoryLimit(const std::string& path) override;
-  Result<uint64_t> InactiveFile(const std::string& path) override;
+  Result<uint64_t> ReclaimableFile(const std::string& path) override;
   Result<Pressure> MemoryPressure(const std::string& path) override;
   Result<uint64_t> OomKillCount(const std::string& path) override;
   Status KillAll(const std::string& path) override;

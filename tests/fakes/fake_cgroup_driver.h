@@ -22,7 +22,7 @@ class FakeCgroupDriver final : public sys::CgroupDriver {
  public:
   enum class Op {
     kCreate, kRemove, kAddProcess, kSetMemoryMax, kSetMemoryHigh, kMemoryCurrent, kMemoryLimit,
-    kInactiveFile, kMemoryPressure, kProcesses, kOomKillCount, kKillAll,
+    kReclaimableFile, kMemoryPressure, kProcesses, kOomKillCount, kKillAll,
   };
 
   struct Cgroup {
@@ -30,7 +30,7 @@ class FakeCgroupDriver final : public sys::CgroupDriver {
     std::optional<uint64_t> max{};   // nullopt: no limit
     std::optional<uint64_t> high{};  // v2 only
     uint64_t current = 0;
-    uint64_t inactive_file = 0;
+    uint64_t reclaimable_file = 0;
     uint64_t oom_kills = 0;
     std::vector<int64_t> procs{};
     std::optional<sys::Pressure> pressure{};  // nullopt: MemoryPressure fails
@@ -132,11 +132,11 @@ class FakeCgroupDriver final : public sys::CgroupDriver {
     if (!cgroup.ok()) return cgroup.status();
     return (*cgroup)->max;
   }
-  Result<uint64_t> InactiveFile(const std::string& path) override {
+  Result<uint64_t> ReclaimableFile(const std::string& path) override {
     std::lock_guard lock(mutex_);
-    Result<Cgroup*> cgroup = Find(Op::kInactiveFile, path);
+    Result<Cgroup*> cgroup = Find(Op::kReclaimableFile, path);
     if (!cgroup.ok()) return cgroup.status();
-    return (*cgroup)->inactive_file;
+    return (*cgroup)->reclaimable_file;
   }
   Result<sys::Pressure> MemoryPressure(const std::string& path) override {
     std::lock_guard lock(mutex_);

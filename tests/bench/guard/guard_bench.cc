@@ -3,7 +3,7 @@
 // 4 GiB/s, one job per episode, one agent for all episodes.
 //
 // Per episode the bench itself polls the domain every 1 ms (usage_in_bytes
-// minus total_inactive_file against the limit, the guard's own formula) to see
+// minus reclaimable file cache against the limit, the guard's own formula) to see
 // the moment the line is crossed, and a pidfd of the job's grow_memory to see
 // the moment it is dead; "freed" is when the domain is back above the line.
 // The guard's own figure (the guard_kill event's reaction_ms) is read too.
@@ -233,8 +233,11 @@ class CgroupAvailable : public AvailableReader {
       : usage_(dir + "/memory.usage_in_bytes"), stat_(dir + "/memory.stat") {}
   uint64_t Available() override {
     uint64_t usage = std::strtoull(usage_.Read().c_str(), nullptr, 10);
-    uint64_t inactive = FieldAfter(stat_.Read(), "\ntotal_inactive_file ");
-    uint64_t working = usage - std::min(usage, inactive);
+    std::string stat = stat_.Read();
+    uint64_t file = FieldAfter(stat, "\ntotal_inactive_file ") + FieldAfter(stat, "\ntotal_active_file ");
+    uint64_t busy = FieldAfter(stat, "\ntotal_dirty ") + FieldAfter(stat, "\ntotal_writeback ");
+    uint64_t reclaimable = file > busy ? file - busy : 0;
+    uint64_t working = usage - std::min(usage, reclaimable);
     return working < kDomainBytes ? kDomainBytes - working : 0;
   }
 
@@ -681,7 +684,7 @@ int Main(int argc, char** argv) {
   for (double r : o.rates) std::printf(" %g", r);
   std::printf(" GiB/s; domain %s limited to 2 GiB; line: available < %llu MiB\n", domain.c_str(),
               static_cast<unsigned long long>(kLineBytes / kMiB));
-  std::printf("method: the bench polls every 1 ms (gpuctl: domain limit - (usage_in_bytes - total_inactive_file);\n"
+  std::printf("method: the bench polls every 1 ms (gpuctl: domain limit - (usage_in_bytes - reclaimable file);\n"
               "  earlyoom: host MemAvailable) and a pidfd of grow_memory; cross->dead = the bench's crossing to\n"
               "  the pidfd reporting the exit; cross->freed = to the domain back above the line.\n");
   std::fflush(stdout);

@@ -15,12 +15,21 @@ constexpr uint64_t kMiB = uint64_t{1} << 20;
 
 DomainReading Host(uint64_t total, uint64_t available) { return DomainReading{total, available, std::nullopt}; }
 
-TEST(CgroupReading, LimitMinusUsageCountingInactiveFileAsFree) {
+TEST(CgroupReading, LimitMinusUsageCountingReclaimableFileAsFree) {
   CgroupMemory cg{1 * kGiB, 900 * kMiB, 100 * kMiB};
   DomainReading r = CgroupReading(cg, Host(64 * kGiB, 40 * kGiB), std::nullopt);
   EXPECT_EQ(r.total_bytes, 1 * kGiB);
   EXPECT_EQ(r.available_bytes, 224 * kMiB);  // 1024 - (900 - 100)
   EXPECT_FALSE(r.psi_full_avg10.has_value());
+}
+
+// The case: a job of 1.34 GiB in a 3 GiB domain whose usage also
+// holds 1.37 GB of active file cache (old logs reread) is not near its line.
+TEST(CgroupReading, ActiveFileCacheDoesNotMakeAFittingJobLookLikeARunaway) {
+  const uint64_t job = 1340 * kMiB, cache = 1370ull * 1000 * 1000;
+  CgroupMemory cg{3 * kGiB, job + cache, cache};
+  DomainReading r = CgroupReading(cg, Host(64 * kGiB, 40 * kGiB), std::nullopt);
+  EXPECT_EQ(r.available_bytes, 3 * kGiB - job);
 }
 
 TEST(CgroupReading, NeverMoreThanTheHostHas) {
@@ -78,7 +87,7 @@ TEST_F(MemoryDomainReaderTest, CgroupThroughTheDriver) {
   FakeCgroupDriver cgroups;
   sys::Pressure psi;
   psi.full = sys::PressureLine{20.0, 0, 0, 0};
-  cgroups.Put("/lxc/c1", {.max = 2 * kGiB, .current = 1 * kGiB + 512 * kMiB, .inactive_file = 256 * kMiB,
+  cgroups.Put("/lxc/c1", {.max = 2 * kGiB, .current = 1 * kGiB + 512 * kMiB, .reclaimable_file = 256 * kMiB,
                           .pressure = psi});
   GuardDomain domain{GuardDomain::Kind::kCgroup, "/lxc/c1"};
   auto r = MemoryDomainReader(domain, fs, &cgroups).Read();
@@ -98,8 +107,8 @@ TEST_F(MemoryDomainReaderTest, CgroupErrorsSayWhichDomain) {
   EXPECT_EQ(MemoryDomainReader(domain, fs, nullptr).Read().status().code(), ErrorCode::kFailedPrecondition);
 
   // v1: no per-cgroup PSI, and a failing memory.stat counts no cache as free.
-  cgroups.Put("/gone", {.max = 1 * kGiB, .current = 512 * kMiB, .inactive_file = 256 * kMiB});
-  cgroups.FailOn(FakeCgroupDriver::Op::kInactiveFile, IoError("memory.stat unreadable"));
+  cgroups.Put("/gone", {.max = 1 * kGiB, .current = 512 * kMiB, .reclaimable_file = 256 * kMiB});
+  cgroups.FailOn(FakeCgroupDriver::Op::kReclaimableFile, IoError("memory.stat unreadable"));
   auto v1 = MemoryDomainReader(domain, fs, &cgroups).Read();
   ASSERT_TRUE(v1.ok()) << v1.status().ToString();
   EXPECT_EQ(v1->available_bytes, 512 * kMiB);

@@ -20,6 +20,7 @@ struct FixtureProcess {
   int64_t oom_score = 0;
   int64_t oom_score_adj = 0;
   bool exe = true;              // a resolving exe link
+  std::string memory_cgroup{};  // written as a v2 /proc/PID/cgroup line when set
 };
 
 // flags of kthreadd and its children: PF_KTHREAD | PF_NOFREEZE | PF_FORKNOEXEC.
@@ -45,6 +46,7 @@ inline void WriteProcess(const gpuctl::testing::TempDir& dir, const FixtureProce
   dir.WriteFile(base + "oom_score", std::to_string(p.oom_score) + "\n");
   dir.WriteFile(base + "oom_score_adj", std::to_string(p.oom_score_adj) + "\n");
   if (p.exe) std::filesystem::create_symlink("/usr/bin/" + p.comm, dir.path() + "/" + base + "exe");
+  if (!p.memory_cgroup.empty()) dir.WriteFile(base + "cgroup", "0::" + p.memory_cgroup + "\n");
 }
 
 }  // namespace gpuctl::guard::testing

@@ -76,7 +76,9 @@ void WriteV2Tree(const TempDir& dir, bool with_kill = true) {
   dir.WriteFile(a + "memory.max", "max\n");
   dir.WriteFile(a + "memory.high", "max\n");
   dir.WriteFile(a + "memory.current", "734003200\n");
-  dir.WriteFile(a + "memory.stat", "anon 629145600\nfile 104857600\nactive_file 20971520\ninactive_file 83886080\n");
+  dir.WriteFile(a + "memory.stat",
+                "anon 629145600\nfile 104857600\nactive_file 20971520\ninactive_file 83886080\n"
+                "file_dirty 4194304\nfile_writeback 1048576\n");
   dir.WriteFile(a + "memory.events", "low 0\nhigh 7\nmax 31\noom 2\noom_kill 2\noom_group_kill 0\n");
   dir.WriteFile(a + "memory.pressure",
                 "some avg10=12.50 avg60=3.00 avg300=1.00 total=900000\n"
@@ -127,7 +129,8 @@ TEST(CgroupV2Driver, ReadsLimitCurrentStatPressure) {
   dir.WriteFile("jobs/a/memory.max", "1073741824\n");
   EXPECT_EQ(driver.MemoryLimit("/jobs/a").value_or(std::nullopt), std::optional<uint64_t>(1073741824));
   EXPECT_EQ(driver.MemoryCurrent("/jobs/a").value_or(0), 734003200u);
-  EXPECT_EQ(driver.InactiveFile("/jobs/a").value_or(0), 83886080u);
+  // active + inactive - dirty - writeback: 20 + 80 - 4 - 1 MiB
+  EXPECT_EQ(driver.ReclaimableFile("/jobs/a").value_or(0), 95u * 1048576);
   auto psi = driver.MemoryPressure("/jobs/a");
   ASSERT_TRUE(psi.ok()) << psi.status().ToString();
   ASSERT_TRUE(psi->full.has_value());
@@ -271,7 +274,7 @@ TEST(CgroupV1Driver, HasNoMemoryHighAndNoPressure) {
   EXPECT_EQ(driver.MemoryPressure("/jobs/a").status().code(), ErrorCode::kFailedPrecondition);
 }
 
-TEST(CgroupV1Driver, ReadsUsageLimitAndHierarchicalInactiveFile) {
+TEST(CgroupV1Driver, ReadsUsageLimitAndHierarchicalReclaimableFile) {
   TempDir dir;
   WriteV1Tree(dir);
   RecordingProcessControl pc;
@@ -282,7 +285,7 @@ TEST(CgroupV1Driver, ReadsUsageLimitAndHierarchicalInactiveFile) {
   EXPECT_FALSE(limit->has_value()) << "PAGE_COUNTER_MAX is no limit";
   dir.WriteFile("jobs/a/memory.limit_in_bytes", "67108864\n");
   EXPECT_EQ(driver.MemoryLimit("/jobs/a").value_or(std::nullopt), std::optional<uint64_t>(64 * kMiB));
-  EXPECT_EQ(driver.InactiveFile("/jobs/a").value_or(0), 1052672u) << "total_inactive_file, not inactive_file";
+  EXPECT_EQ(driver.ReclaimableFile("/jobs/a").value_or(0), 1052672u + 180224u) << "the total_* keys";
 }
 
 TEST(CgroupV1Driver, OomKillCountFromOomControl) {

@@ -1,0 +1,165 @@
+// MemoryGuard::CheckOnce over fakes: a fixture /proc, the fake cgroup driver
+// and process control, a fake clock. What it kills, what it spares, what it
+// says.
+#include "agents/guard/memory_guard.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include "agents/sys/host_fs.h"
+#include "tests/fakes/fake_cgroup_driver.h"
+#include "tests/fakes/fake_clock.h"
+#include "tests/fakes/fake_process_control.h"
+#include "tests/fakes/temp_dir.h"
+#include "tests/unit/guard/proc_fixture.h"
+
+namespace gpuctl::guard {
+namespace {
+
+using gpuctl::testing::FakeCgroupDriver;
+using gpuctl::testing::FakeClock;
+using gpuctl::testing::FakeProcessControl;
+using gpuctl::testing::TempDir;
+using testing::FixtureProcess;
+using testing::WriteProcess;
+
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+constexpr uint64_t kGiB = uint64_t{1} << 30;
+
+class FakeWork final : public GuardedWork {
+ public:
+  std::vector<GuardedWorkItem> items;
+  std::vector<std::string> will_kill;
+  std::vector<GuardedWorkItem> Running() override { return items; }
+  void WillKill(const std::string& name, const std::string&) override { will_kill.push_back(name); }
+};
+
+class MemoryGuardTest : public ::testing::Test {
+ protected:
+  MemoryGuardTest() {
+    SetHostAvailable(32 * kGiB);
+    WriteProcess(dir_, {.pid = 1, .comm = "init"});
+  }
+  void SetHostAvailable(uint64_t available) {
+    dir_.WriteFile("proc/meminfo", "MemTotal:       " + std::to_string(64 * kGiB / 1024) +
+                                       " kB\nMemFree:        1024 kB\nMemAvailable:   " +
+                                       std::to_string(available / 1024) + " kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\n");
+  }
+  std::unique_ptr<MemoryGuard> Guard(GuardConfig config) {
+    MemoryGuardDeps deps{.fs = fs_,
+                         .cgroups = &cgroups_,
+                         .processes = procs_,
+                         .clock = clock_,
+                         .work = work_,
+                         .publish = [this](GuardEvent e) { events_.push_back(std::move(e)); },
+                         .heartbeat = [] {},
+                         .agent_pid = 4242};
+    return std::make_unique<MemoryGuard>(std::move(config), deps, nullptr);
+  }
+  std::vector<std::string> EventKinds() const {
+    std::vector<std::string> kinds;
+    for (const GuardEvent& e : events_) kinds.push_back(e.kind);
+    return kinds;
+  }
+
+  TempDir dir_;
+  sys::HostFs fs_{dir_.path()};
+  FakeCgroupDriver cgroups_;
+  FakeProcessControl procs_;
+  FakeClock clock_;
+  FakeWork work_;
+  std::vector<GuardEvent> events_;
+};
+
+GuardConfig HostConfig() {
+  GuardConfig config;
+  config.reserve_bytes = 2 * kGiB;
+  return config;
+}
+
+TEST_F(MemoryGuardTest, AboveTheLineNothingHappens) {
+  cgroups_.Put("/gpuctl", {});
+  cgroups_.Put("/gpuctl/big@r1", {.current = 8 * kGiB});
+  work_.items = {{"big", "/gpuctl/big@r1", 500}};
+  Guard(HostConfig())->CheckOnce();
+  EXPECT_TRUE(cgroups_.kills().empty());
+  EXPECT_TRUE(work_.will_kill.empty());
+}
+
+TEST_F(MemoryGuardTest, BelowTheLineTheBiggestJobIsKilledWholeAndMarked) {
+  cgroups_.Put("/gpuctl", {});
+  cgroups_.Put("/gpuctl/small@r1", {.current = 1 * kGiB});
+  cgroups_.Put("/gpuctl/big@r2", {.current = 8 * kGiB});
+  work_.items = {{"small", "/gpuctl/small@r1", 500}, {"big", "/gpuctl/big@r2", 600}};
+  SetHostAvailable(1 * kGiB);
+  Guard(HostConfig())->CheckOnce();
+  EXPECT_EQ(cgroups_.kills(), (std::vector<std::string>{"/gpuctl/big@r2"}));
+  EXPECT_EQ(work_.will_kill, (std::vector<std::string>{"big"}));
+  ASSERT_FALSE(events_.empty());
+  const GuardEvent& kill = events_.back();
+  EXPECT_EQ(kill.kind, "guard_kill");
+  EXPECT_EQ(kill.job, "big");
+  EXPECT_EQ(kill.fields["victim_cgroup"], "/gpuctl/big@r2");
+  EXPECT_EQ(kill.fields["killed"], true);
+}
+
+// The case: 1.34 GiB of a 3 GiB domain, plus 1.37 GB of file cache
+// charged to it. It used to be killed; cache is reclaimable, the job fits.
+TEST_F(MemoryGuardTest, FileCacheInACgroupDomainDoesNotGetAFittingJobKilled) {
+  const uint64_t job = 1340 * kMiB, cache = 1370ull * 1000 * 1000;
+  cgroups_.Put("/lxc", {});
+  cgroups_.Put("/lxc/c1", {.max = 3 * kGiB, .current = job + cache, .reclaimable_file = cache});
+  cgroups_.Put("/lxc/c1/gpuctl", {});
+  cgroups_.Put("/lxc/c1/gpuctl/train@r1", {.current = job + cache});
+  work_.items = {{"train", "/lxc/c1/gpuctl/train@r1", 700}};
+  GuardConfig config;
+  config.domain = {GuardDomain::Kind::kCgroup, "/lxc/c1"};
+  config.reserve_bytes = 512 * kMiB;
+  auto guard = Guard(config);
+  guard->CheckOnce();
+  EXPECT_TRUE(cgroups_.kills().empty()) << "killed for cache";
+  // The same job without the cache to reclaim is over the line.
+  cgroups_.Put("/lxc/c1", {.max = 3 * kGiB, .current = job + cache, .reclaimable_file = 0});
+  guard->CheckOnce();
+  EXPECT_EQ(cgroups_.kills(), (std::vector<std::string>{"/lxc/c1/gpuctl/train@r1"}));
+}
+
+// --guard-unmanaged in a cgroup domain: a process outside the domain frees
+// nothing there and is never the victim.
+TEST_F(MemoryGuardTest, UnmanagedVictimsComeFromInsideTheDomainOnly) {
+  cgroups_.Put("/lxc", {});
+  cgroups_.Put("/lxc/c1", {.max = 2 * kGiB, .current = 2 * kGiB});
+  WriteProcess(dir_, {.pid = 100, .comm = "hog-outside", .rss_kib = 8 << 20, .oom_score = 900,
+                      .memory_cgroup = "/user.slice"});
+  GuardConfig config;
+  config.domain = {GuardDomain::Kind::kCgroup, "/lxc/c1"};
+  config.reserve_bytes = 256 * kMiB;
+  config.guard_unmanaged = true;
+  auto guard = Guard(config);
+  guard->CheckOnce();
+  EXPECT_TRUE(procs_.signals().empty());
+  EXPECT_EQ(EventKinds(), (std::vector<std::string>{"guard_no_victim"}));
+
+  WriteProcess(dir_, {.pid = 200, .comm = "hog-inside", .rss_kib = 1 << 20, .oom_score = 500,
+                      .memory_cgroup = "/lxc/c1/user"});
+  procs_.AddProcess(200, 200, 1);
+  guard->CheckOnce();
+  ASSERT_FALSE(procs_.signals().empty());
+  EXPECT_EQ(procs_.signals().front().target, 200);
+  EXPECT_EQ(procs_.signals().front().sig, SIGKILL);
+}
+
+TEST(WithinDomainTest, HostTakesAllCgroupTakesItsSubtree) {
+  std::vector<ProcessInfo> procs(4);
+  procs[0].memory_cgroup = "/lxc/c1";
+  procs[1].memory_cgroup = "/lxc/c1/a/b";
+  procs[2].memory_cgroup = "/lxc/c10";
+  procs[3].memory_cgroup = "";
+  EXPECT_EQ(WithinDomain(procs, {}).size(), 4u);
+  std::vector<ProcessInfo> inside = WithinDomain(procs, {GuardDomain::Kind::kCgroup, "/lxc/c1"});
+  ASSERT_EQ(inside.size(), 2u);
+  EXPECT_EQ(inside[1].memory_cgroup, "/lxc/c1/a/b");
+}
+
+}  // namespace
+}  // namespace gpuctl::guard
