@@ -80,8 +80,12 @@ int main(int argc, char** argv) {
   }
 
   sys::RealClock clock;
-  // Early, so every part built below can publish to it.
-  events::EventLog event_log(clock);
+  // Early, so every part built below can publish to it. Kept on disk, so
+  // events and their seq survive restarts.
+  Result<std::unique_ptr<events::EventJournal>> journal = events::EventJournal::Open(config.state_dir + "/events");
+  if (!journal.ok()) spdlog::warn("events are kept in memory only: {}", journal.status().message());
+  events::EventLog event_log(clock, events::EventLog::kDefaultCapacity,
+                             journal.ok() ? std::move(journal).value() : nullptr);
   sys::HostFs host_fs;
   std::unique_ptr<sys::CommandRunner> runner = sys::MakeSubprocessRunner();
   std::unique_ptr<sys::GpuReader> gpu_reader =

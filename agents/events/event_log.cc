@@ -5,6 +5,8 @@
 #include <limits>
 #include <string>
 
+#include <spdlog/spdlog.h>
+
 namespace gpuctl::events {
 namespace {
 
@@ -27,9 +29,18 @@ bool EventSubscription::ended() const {
   return ended_;
 }
 
-EventLog::EventLog(const sys::Clock& clock, size_t capacity)
-    : clock_(clock), capacity_(std::max<size_t>(capacity, 1)) {
-  ring_.reserve(capacity_);
+EventLog::EventLog(const sys::Clock& clock, size_t capacity, std::unique_ptr<EventJournal> journal)
+    : clock_(clock), capacity_(std::max<size_t>(capacity, 1)), journal_(std::move(journal)) {
+  ring_.resize(capacity_);
+  if (!journal_) return;
+  // Continue where the last run stopped: its newest events, and the seq
+  // after them. Each lands where Publish would have put it.
+  for (AgentEvent& e : journal_->LoadRecent(capacity_)) {
+    if (e.seq != next_seq_) kept_ = 0;  // a gap: the ring starts at this one
+    next_seq_ = e.seq + 1;
+    kept_ = std::min(kept_ + 1, capacity_);
+    ring_[(e.seq - 1) % capacity_] = std::move(e);
+  }
 }
 
 uint64_t EventLog::Publish(AgentEvent event) {
@@ -42,11 +53,13 @@ uint64_t EventLog::Publish(AgentEvent event) {
     if (event.time_unix_ms == 0) event.time_unix_ms = UnixMs(clock_.WallNow());
     seq = next_seq_++;
     event.seq = seq;
-    if (ring_.size() < capacity_) {
-      ring_.push_back(std::move(event));
-    } else {
-      ring_[(seq - 1) % capacity_] = std::move(event);
+    if (journal_) {
+      if (Status s = journal_->Append(event); !s.ok()) {
+        spdlog::warn("event {} is kept in memory only: {}", seq, s.message());
+      }
     }
+    ring_[(seq - 1) % capacity_] = std::move(event);
+    kept_ = std::min(kept_ + 1, capacity_);
     for (const std::shared_ptr<EventSubscription>& s : subscriptions_) {
       if (!s->armed_) continue;
       s->armed_ = false;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "agents/events/agent_event.h"
+#include "agents/events/event_journal.h"
 #include "agents/sys/clock.h"
 
 namespace gpuctl::events {
@@ -59,13 +60,16 @@ class EventLog {
   static constexpr size_t kDefaultCapacity = 1000;
 
   // `capacity` events are kept (at least 1). The log must outlive its
-  // subscriptions.
-  explicit EventLog(const sys::Clock& clock, size_t capacity = kDefaultCapacity);
+  // subscriptions. With a `journal`, each event is also appended to it, and
+  // the log starts with the journal's newest events and the seq after them,
+  // so seq keeps rising across agent restarts.
+  explicit EventLog(const sys::Clock& clock, size_t capacity = kDefaultCapacity,
+                    std::unique_ptr<EventJournal> journal = nullptr);
   EventLog(const EventLog&) = delete;
   EventLog& operator=(const EventLog&) = delete;
 
-  // Assigns the next seq (1, 2, 3... per agent run; any seq given is
-  // replaced), stamps time_unix_ms from the clock when it is 0, keeps the
+  // Assigns the next seq (1, 2, 3..., continued from the journal; any seq
+  // given is replaced), stamps time_unix_ms from the clock when it is 0, keeps the
   // event (dropping the oldest when full) and wakes waiting subscribers.
   // Thread-safe; never waits on a subscriber beyond its wakeup call. Returns
   // the seq.
@@ -95,17 +99,19 @@ class EventLog {
   friend class EventSubscription;
   std::optional<AgentEvent> NextFor(EventSubscription& subscription);
   // Oldest seq still kept; last_seq + 1 when empty. Under mutex_.
-  uint64_t OldestSeqLocked() const { return next_seq_ - ring_.size(); }
+  uint64_t OldestSeqLocked() const { return next_seq_ - kept_; }
   const AgentEvent& AtLocked(uint64_t seq) const { return ring_[(seq - 1) % capacity_]; }
   static void Wake(EventSubscription& subscription);
 
   const sys::Clock& clock_;
   const size_t capacity_;
   mutable std::mutex mutex_;
-  std::vector<AgentEvent> ring_;  // seq s at (s - 1) % capacity_
+  std::vector<AgentEvent> ring_;  // capacity_ slots; seq s at (s - 1) % capacity_
+  size_t kept_ = 0;               // how many of the newest seqs are in it
   uint64_t next_seq_ = 1;
   bool ended_ = false;
   std::vector<std::shared_ptr<EventSubscription>> subscriptions_;
+  std::unique_ptr<EventJournal> journal_;  // appended under mutex_, in seq order
 };
 
 }  // namespace gpuctl::events

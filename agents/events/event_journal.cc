@@ -1,0 +1,113 @@
+#include "agents/events/event_journal.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <deque>
+
+#include "agents/sys/files.h"
+#include "common/json_text.h"
+
+namespace gpuctl::events {
+namespace {
+
+constexpr size_t kMaxJournalRead = 64 << 20;
+
+Result<sys::UniqueFd> OpenForAppend(const std::string& path) {
+  sys::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd.valid()) return ErrnoError("cannot open the event journal " + path, errno);
+  return fd;
+}
+
+}  // namespace
+
+EventJournal::EventJournal(std::string dir, uint64_t max_bytes, sys::UniqueFd fd, uint64_t size)
+    : dir_(std::move(dir)), max_bytes_(max_bytes), fd_(std::move(fd)), size_(size) {}
+
+Result<std::unique_ptr<EventJournal>> EventJournal::Open(const std::string& dir, uint64_t max_bytes) {
+  if (Status s = sys::EnsureDir(dir, 0700); !s.ok()) return s.Wrap("preparing the event journal");
+  std::string path = dir + "/events.jsonl";
+  Result<sys::UniqueFd> fd = OpenForAppend(path);
+  if (!fd.ok()) return fd.status();
+  struct stat st {};
+  if (::fstat(fd->get(), &st) != 0) return ErrnoError("cannot stat " + path, errno);
+  if (!S_ISREG(st.st_mode)) return FailedPrecondition(path + " is not a regular file");
+  return std::unique_ptr<EventJournal>(
+      new EventJournal(dir, std::max<uint64_t>(max_bytes, 4096), std::move(*fd), static_cast<uint64_t>(st.st_size)));
+}
+
+std::string EventJournal::ToLine(const AgentEvent& e) {
+  return DumpJson({{"seq", e.seq}, {"time_unix_ms", e.time_unix_ms}, {"kind", e.kind}, {"job", e.job},
+                   {"message", e.message}, {"fields", e.fields}});
+}
+
+Result<AgentEvent> EventJournal::FromLine(std::string_view line) {
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return InvalidArgument("not a journal line");
+  try {
+    AgentEvent e;
+    e.seq = j.at("seq").get<uint64_t>();
+    e.time_unix_ms = j.at("time_unix_ms").get<int64_t>();
+    e.kind = j.at("kind").get<std::string>();
+    e.job = j.value("job", "");
+    e.message = j.value("message", "");
+    e.fields = j.value("fields", nlohmann::json::object());
+    if (e.seq == 0 || e.kind.empty()) return InvalidArgument("a journal line without seq or kind");
+    return e;
+  } catch (const nlohmann::json::exception& error) {
+    return InvalidArgument(std::string("malformed journal line: ") + error.what());
+  }
+}
+
+std::vector<AgentEvent> EventJournal::LoadRecent(size_t max) const {
+  std::deque<AgentEvent> recent;
+  for (const std::string& path : {Previous(), Current()}) {
+    Result<std::string> text = sys::ReadRegularFile(path, kMaxJournalRead);
+    if (!text.ok()) continue;
+    size_t at = 0;
+    while (at < text->size()) {
+      size_t end = text->find('\n', at);
+      if (end == std::string::npos) end = text->size();
+      Result<AgentEvent> e = FromLine(std::string_view(*text).substr(at, end - at));
+      at = end + 1;
+      if (!e.ok()) continue;
+      // Seqs only rise; anything else is a leftover, not the journal's order.
+      if (!recent.empty() && e->seq <= recent.back().seq) continue;
+      recent.push_back(std::move(*e));
+      if (recent.size() > max) recent.pop_front();
+    }
+  }
+  return {recent.begin(), recent.end()};
+}
+
+Status EventJournal::Append(const AgentEvent& event) {
+  std::string line = ToLine(event) + "\n";
+  if (size_ + line.size() > max_bytes_ && size_ > 0) {
+    if (Status s = Rotate(); !s.ok()) return s;
+  }
+  size_t written = 0;
+  while (written < line.size()) {
+    ssize_t n = ::write(fd_.get(), line.data() + written, line.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoError("cannot append to the event journal " + Current(), errno);
+    written += static_cast<size_t>(n);
+  }
+  size_ += line.size();
+  return Status::Ok();
+}
+
+Status EventJournal::Rotate() {
+  if (::rename(Current().c_str(), Previous().c_str()) != 0) {
+    return ErrnoError("cannot rotate the event journal " + Current(), errno);
+  }
+  Result<sys::UniqueFd> fd = OpenForAppend(Current());
+  if (!fd.ok()) return fd.status();
+  fd_ = std::move(*fd);
+  size_ = 0;
+  return Status::Ok();
+}
+
+}  // namespace gpuctl::events

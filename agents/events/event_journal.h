@@ -1,0 +1,53 @@
+// The event log on disk, so that events and their seq survive agent
+// restarts: `gpuctl events --after N` after a restart still gets the new
+// run's first events (a guard_kill included), never a seq reused.
+//
+// STATE_DIR/events/events.jsonl, one JSON object per line, appended as
+// events are published; at `max_bytes` it becomes events.jsonl.1 (replacing
+// the one before) and a new file starts, so the journal stays under twice
+// that. Lines that do not parse (a torn last line after a crash) are
+// skipped when read.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agents/events/agent_event.h"
+#include "agents/sys/unique_fd.h"
+#include "common/status.h"
+
+namespace gpuctl::events {
+
+class EventJournal {
+ public:
+  static constexpr uint64_t kDefaultMaxBytes = 4 << 20;
+
+  // Creates `dir` (0700) and opens the journal for appending. Errors from
+  // the filesystem, naming the path.
+  static Result<std::unique_ptr<EventJournal>> Open(const std::string& dir, uint64_t max_bytes = kDefaultMaxBytes);
+
+  // The newest `max` events on disk, oldest first (both files).
+  std::vector<AgentEvent> LoadRecent(size_t max) const;
+  // Appends one event; rotates when the file has grown past max_bytes.
+  // Errors are logged by the caller; the event stays in memory.
+  Status Append(const AgentEvent& event);
+
+  // An event as a journal line (no newline), and back. Pure.
+  static std::string ToLine(const AgentEvent& event);
+  static Result<AgentEvent> FromLine(std::string_view line);
+
+ private:
+  EventJournal(std::string dir, uint64_t max_bytes, sys::UniqueFd fd, uint64_t size);
+  Status Rotate();
+  std::string Current() const { return dir_ + "/events.jsonl"; }
+  std::string Previous() const { return dir_ + "/events.jsonl.1"; }
+
+  std::string dir_;
+  uint64_t max_bytes_;
+  sys::UniqueFd fd_;
+  uint64_t size_;
+};
+
+}  // namespace gpuctl::events
