@@ -51,9 +51,19 @@ constexpr Bitmap MakeBitmap() {
 
 constexpr Bitmap kBitmap = MakeBitmap();
 
-constexpr bool IsWordByte(char c) {
+constexpr bool IsWordByteSlow(char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
 }
+
+constexpr std::array<bool, 256> MakeWordBytes() {
+  std::array<bool, 256> table{};
+  for (int c = 0; c < 256; ++c) table[static_cast<size_t>(c)] = IsWordByteSlow(static_cast<char>(c));
+  return table;
+}
+
+constexpr std::array<bool, 256> kWordBytes = MakeWordBytes();
+
+bool IsWordByte(char c) { return kWordBytes[static_cast<unsigned char>(c)]; }
 
 }  // namespace
 

@@ -40,6 +40,7 @@ json ToJson(const MetricsState& m) {
   PutOptional(j, "step", m.step);
   if (m.loss) j["loss"] = Number(*m.loss);
   if (m.grad_norm) j["grad_norm"] = Number(*m.grad_norm);
+  if (m.learning_rate) j["learning_rate"] = Number(*m.learning_rate);
   if (m.throughput) j["throughput"] = ToJson(*m.throughput);
   if (m.best_throughput) j["best_throughput"] = ToJson(*m.best_throughput);
   j["lines_seen"] = m.lines_seen;
@@ -51,6 +52,7 @@ MetricsState MetricsFromJson(const json& j) {
   GetOptional(j, "step", m.step);
   if (j.contains("loss")) m.loss = NumberFrom(j["loss"]);
   if (j.contains("grad_norm")) m.grad_norm = NumberFrom(j["grad_norm"]);
+  if (j.contains("learning_rate")) m.learning_rate = NumberFrom(j["learning_rate"]);
   if (j.contains("throughput")) m.throughput = ThroughputFromJson(j["throughput"]);
   if (j.contains("best_throughput")) m.best_throughput = ThroughputFromJson(j["best_throughput"]);
   m.lines_seen = j.value("lines_seen", uint64_t{0});

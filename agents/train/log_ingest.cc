@@ -11,6 +11,7 @@ void MergeMetrics(const MetricsState& fresh, MetricsState& kept) {
   if (fresh.step) kept.step = fresh.step;
   if (fresh.loss) kept.loss = fresh.loss;
   if (fresh.grad_norm) kept.grad_norm = fresh.grad_norm;
+  if (fresh.learning_rate) kept.learning_rate = fresh.learning_rate;
   if (fresh.throughput) kept.throughput = fresh.throughput;
   if (fresh.best_throughput &&
       (!kept.best_throughput || ThroughputFamily(*kept.best_throughput) != ThroughputFamily(*fresh.best_throughput) ||

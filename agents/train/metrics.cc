@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "agents/train/metrics_scanner.h"
+
 namespace gpuctl::train {
 namespace {
 
@@ -35,7 +37,7 @@ std::string_view Group(const std::cmatch& match, size_t i) {
 
 bool HasDigit(std::string_view line) {
   for (char c : line) {
-    if (c >= '0' && c <= '9') return true;
+    if (static_cast<unsigned char>(c - '0') <= 9) return true;
   }
   return false;
 }
@@ -44,6 +46,10 @@ bool HasDigit(std::string_view line) {
 
 Result<MetricsTracker> MetricsTracker::Create(const MetricsPatterns& patterns) {
   MetricsTracker tracker;
+  if (patterns == MetricsPatterns{}) {
+    tracker.builtin_ = true;
+    return tracker;
+  }
   struct Field {
     const char* name;
     const std::vector<MetricPattern>* patterns;
@@ -104,6 +110,18 @@ void MetricsTracker::Observe(std::string_view line) {
   ++state_.lines_seen;
   line = line.substr(0, kMaxScannedBytes);
   if (!HasDigit(line)) return;  // every value read is a number
+  if (builtin_) {
+    MetricsReading r = ScanMetrics(line);
+    bool any = r.step || r.loss || r.grad_norm || r.learning_rate || r.throughput;
+    if (!any || LooksLikeErrorProse(line)) return;
+    if (r.step) state_.step = r.step;
+    if (r.loss) state_.loss = r.loss;
+    if (r.grad_norm) state_.grad_norm = r.grad_norm;
+    if (r.learning_rate) state_.learning_rate = r.learning_rate;
+    if (r.throughput) UpdateThroughput(std::move(*r.throughput));
+    return;
+  }
+  if (LooksLikeErrorProse(line)) return;
   const uint64_t hints = scanner_.Scan(line);
   std::cmatch match;
   if (FirstMatch(step_, line, hints, match)) {

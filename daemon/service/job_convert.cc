@@ -105,6 +105,7 @@ void ToProto(const train::JobRecord& in, v1::Job& out) {
   if (in.metrics.step) m->set_step(*in.metrics.step);
   if (in.metrics.loss) m->set_loss(*in.metrics.loss);
   if (in.metrics.grad_norm) m->set_grad_norm(*in.metrics.grad_norm);
+  if (in.metrics.learning_rate) m->set_learning_rate(*in.metrics.learning_rate);
   if (in.metrics.throughput) ToProto(*in.metrics.throughput, *m->mutable_throughput());
   if (in.metrics.best_throughput) ToProto(*in.metrics.best_throughput, *m->mutable_best_throughput());
   for (const train::JobEventRecord& e : in.events) ToProto(e, *out.add_events());
