@@ -111,11 +111,25 @@ void ReadPre21Wording(std::string_view text, LogEvent& event) {
   }
 }
 
+// THC's "cuda runtime error (2) : out of memory" (PyTorch before 1.5): the
+// error number in parentheses is cudaErrorMemoryAllocation's, 2.
+size_t LegacyRuntimeOomAt(std::string_view text) {
+  constexpr std::string_view kLead = "cuda runtime error (";
+  constexpr std::string_view kTail = ") : out of memory";
+  for (size_t at = text.find(kLead); at != std::string_view::npos; at = text.find(kLead, at + 1)) {
+    size_t end = 0;
+    auto code = DigitsAt(text, at + kLead.size(), &end);
+    if (code && *code == 2 && text.substr(end, kTail.size()) == kTail) return at;
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace
 
 std::optional<LogEvent> ParseCudaOomMessage(std::string_view text) {
   size_t at = text.find(kOomPhrase);
   if (at == std::string_view::npos) at = text.find(kRuntimeOomPhrase);
+  if (at == std::string_view::npos) at = LegacyRuntimeOomAt(text);
   if (at == std::string_view::npos) return std::nullopt;
 
   LogEvent event;

@@ -12,7 +12,8 @@ namespace gpuctl::train {
 // `text` is one log line without its rank prefix. Returns a cuda_oom event
 // (offset and rank left for the caller) when the text says "CUDA out of
 // memory", or "CUDA error: out of memory" (cudaMalloc failing outside the
-// caching allocator, e.g. in cuBLAS or NCCL set-up: no figures then).
+// caching allocator, e.g. in cuBLAS or NCCL set-up: no figures then), or
+// before 1.5 "cuda runtime error (2) : out of memory".
 //
 // Both wordings are read by their phrases, so missing, extra or reordered
 // parts do not matter and a figure cut short is left empty:

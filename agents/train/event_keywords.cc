@@ -15,7 +15,11 @@ constexpr std::string_view kKeywords[] = {
     "NCCL", "nccl",       // NCCL error/WARN/communicator, ncclInternalError...
     "Watchdog",           // Watchdog caught collective operation timeout
     "Signal", "signal",   // Signal 9 (SIGKILL) received, got/killed by signal, Signals.SIGTERM
-    "exitcode",           // torchrun: exitcode: -9
+    "cuda",               // cuda runtime error (2) : out of memory
+    "exitcode", "exit",   // torchrun's exitcode: -9, exit status -9, exit code -9
+    "return", "returncode",  // return code = -9, returncode=-9
+    "Killed", "Terminated", "Aborted", "Segmentation", "Bus ", "Illegal", "Floating",
+                          // a shell's report glued to a progress bar
     "Fatal",              // Fatal Python error: Segmentation fault
     "line",               // bash: run.sh: line 3: 1234 Killed
     "ConfigTokenizer",    // allocator config refusals from here on

@@ -44,6 +44,9 @@ RankedLine SplitRankPrefix(std::string_view line) {
     if (out.body.substr(end, 2) != "]:") break;
     out.rank = static_cast<int>(*rank);
     out.body.remove_prefix(end + 2);
+    // torch's elastic launcher writes "[rank0]: " + line: one blank is the
+    // separator, the rest (a traceback frame's indent) belongs to the line.
+    if (!out.body.empty() && out.body.front() == ' ') out.body.remove_prefix(1);
     break;
   }
   return out;

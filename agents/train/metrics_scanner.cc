@@ -107,10 +107,18 @@ std::optional<uint64_t> TqdmStep(std::string_view line) {
   return std::nullopt;
 }
 
-// NUMBER ending right before `end` (looking backwards over digits, ',' and '.').
+bool IsMantissaChar(char c) { return IsDigit(c) || c == '.' || c == ','; }
+
+// NUMBER ending right before `end`: looking backwards over an exponent
+// ("e+03", "E-5") if there is one, then digits, ',' and '.'.
 std::optional<ScannedNumber> NumberEndingAt(std::string_view line, size_t end) {
   size_t start = end;
-  while (start > 0 && (IsDigit(line[start - 1]) || line[start - 1] == '.' || line[start - 1] == ',')) --start;
+  while (start > 0 && IsDigit(line[start - 1])) --start;
+  if (start < end && start > 1) {
+    size_t sign = (line[start - 1] == '+' || line[start - 1] == '-') ? start - 1 : start;
+    if (sign > 1 && (line[sign - 1] == 'e' || line[sign - 1] == 'E') && IsDigit(line[sign - 2])) start = sign - 1;
+  }
+  while (start > 0 && IsMantissaChar(line[start - 1])) --start;
   while (start < end && !IsDigit(line[start])) ++start;  // a number starts with a digit
   if (start == end || (start > 0 && IsWordChar(line[start - 1]))) return std::nullopt;
   std::optional<ScannedNumber> n = ScanNumber(line.substr(start, end - start));

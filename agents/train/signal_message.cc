@@ -94,15 +94,38 @@ std::optional<int64_t> PidIn(std::string_view text) {
   return std::nullopt;
 }
 
-// torchrun: "exitcode: -9", "exitcode  : -9 (pid: 1234)".
+// A launcher's summary of a child's return code, which Python (subprocess,
+// multiprocessing) reports as minus the signal number: torchrun's
+// "exitcode: -9" and "exitcode  : -9 (pid: 1234)", DeepSpeed's "exits with
+// return code = -9", "returncode=-9", subprocess's "returned non-zero exit
+// status -9". KEY [blanks] [':' | '='] [blanks] -DIGITS.
 std::optional<uint64_t> NegativeExitCode(std::string_view text) {
-  size_t at = text.find("exitcode");
-  if (at == std::string_view::npos) return std::nullopt;
-  size_t pos = SkipBlanks(text, at + 8);
-  if (pos >= text.size() || text[pos] != ':') return std::nullopt;
-  pos = SkipBlanks(text, pos + 1);
-  if (pos >= text.size() || text[pos] != '-') return std::nullopt;
-  return DigitsAt(text, pos + 1);
+  static constexpr std::string_view kKeys[] = {"exitcode", "return code", "returncode", "exit status",
+                                               "exit code"};
+  for (std::string_view key : kKeys) {
+    for (size_t at = text.find(key); at != std::string_view::npos; at = text.find(key, at + 1)) {
+      size_t pos = SkipBlanks(text, at + key.size());
+      if (pos < text.size() && (text[pos] == ':' || text[pos] == '=')) pos = SkipBlanks(text, pos + 1);
+      if (pos >= text.size() || text[pos] != '-') continue;
+      auto number = DigitsAt(text, pos + 1);
+      if (number && *number >= 1 && *number <= 64) return number;
+    }
+  }
+  return std::nullopt;
+}
+
+// The shell's "Killed" (or another description) printed right after a
+// progress bar that had no line end: "100%|█| 10/10 [00:01<00:00]Killed".
+std::optional<LogEvent> GluedDescription(std::string_view text) {
+  for (const SignalInfo& s : kSignals) {
+    if (!s.alone_on_a_line || text.size() <= s.description.size() || !text.ends_with(s.description)) continue;
+    char before = text[text.size() - s.description.size() - 1];
+    // After a bar's closing ']' or '|', or a '%': never inside a word.
+    if (before == ']' || before == '|' || before == '%') {
+      return SignalEvent(text, static_cast<uint64_t>(s.number), std::nullopt);
+    }
+  }
+  return std::nullopt;
 }
 
 // bash: "run.sh: line 3:  1234 Killed                  python train.py".
@@ -178,7 +201,8 @@ std::optional<LogEvent> ParseSignalMessage(std::string_view text) {
   if (size_t at = text.find("Fatal Python error: "); at != std::string_view::npos) {
     if (auto number = SignalSpecAt(text, at + 20)) return SignalEvent(text, *number, std::nullopt);
   }
-  return ShellJobReport(text);
+  if (auto event = ShellJobReport(text)) return event;
+  return GluedDescription(text);
 }
 
 }  // namespace gpuctl::train

@@ -144,6 +144,28 @@ TEST(ParseLogLine, OomBefore21WithAllowedAndPyTorch1Cached) {
   EXPECT_EQ(cached->reserved_unallocated_bytes, 512 * kMiB);
 }
 
+TEST(ParseLogLine, LegacyCudaRuntimeOom) {
+  auto e = ParseLogLine(
+      "RuntimeError: cuda runtime error (2) : out of memory at "
+      "/pytorch/aten/src/THC/generic/THCStorage.cu:58",
+      0);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, "cuda_oom");
+  EXPECT_EQ(e->exception_type, "RuntimeError");
+  EXPECT_FALSE(ParseLogLine("RuntimeError: cuda runtime error (59) : device-side assert triggered "
+                            "at /pytorch/aten/src/THC/generic/THCTensorMath.cu:26",
+                            0)
+                   .has_value());
+}
+
+TEST(ParseLogLine, RankPrefixSeparatorBlankIsNotPartOfTheMessage) {
+  auto e = ParseLogLine("[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", 0);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->rank, 1);
+  EXPECT_EQ(e->exception_type, "torch.OutOfMemoryError");
+  EXPECT_EQ(e->message.substr(0, 6), "torch.");
+}
+
 TEST(ParseLogLine, OomWithRankPrefixAndOtherProcesses) {
   auto e = ParseLogLine(
       "[rank3]:torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 448.00 MiB. GPU 3 "
@@ -351,6 +373,19 @@ TEST(ParseLogLine, Signals) {
        15, "SIGTERM", std::nullopt},
       {"Fatal Python error: Segmentation fault", 11, "SIGSEGV", std::nullopt},
       {"[rank4]:Fatal Python error: Aborted", 6, "SIGABRT", std::nullopt},
+      // A shell's report glued to a progress bar that had no line end.
+      {"Epoch 1:  37%|███▋      | 370/1000 [01:02<01:45,  5.97it/s, loss=2.31]Killed", 9, "SIGKILL",
+       std::nullopt},
+      {"100%|##########| 10/10 [00:01<00:00,  9.50it/s]Segmentation fault", 11, "SIGSEGV", std::nullopt},
+      // Launchers that report a signal as a negative return code.
+      {"[2026-11-30 12:00:00,000] [INFO] [runner.py:585:main] Command '['python', 'train.py']' "
+       "exits with return code = -9",
+       9, "SIGKILL", std::nullopt},
+      {"subprocess.CalledProcessError: Command '['python', 'train.py']' returned non-zero exit "
+       "status -9.",
+       9, "SIGKILL", std::nullopt},
+      {"worker finished with returncode=-15 after 3600 seconds of training on node 3", 15, "SIGTERM",
+       std::nullopt},
   };
   for (const SignalCase& c : cases) {
     auto e = ParseLogLine(c.line, 3);
@@ -366,6 +401,10 @@ TEST(ParseLogLine, Signals) {
 
 TEST(ParseLogLine, NotSignals) {
   for (const char* line : {
+           "100%|##########| 10/10 [00:01<00:00,  9.50it/s] NotKilled",
+           "training worker finished with returncode=-1000 after a very long time",
+           "training worker finished with exit code 1 after a very long time, see above",
+           "training worker finished with returncode=0 after a very long time, see above",
            "exit=1",
            "exit=0",
            "exit=1370",

@@ -42,7 +42,8 @@ TEST(MetricsTracker, TokenUnitSpellings) {
   };
   for (Case c : {Case{"13.8 K tok/s", 13800}, Case{"13.8Ktok/s", 13800}, Case{"1.5 Mtok/s", 1.5e6},
                  Case{"950 tok/s", 950}, Case{"950 tokens/s", 950}, Case{"1,234.5 tokens/s", 1234.5},
-                 Case{"12.5 tokens/sec", 12.5}, Case{"2 ktok/s", 2000}}) {
+                 Case{"12.5 tokens/sec", 12.5}, Case{"2 ktok/s", 2000},
+                 Case{"1.2e+03 tokens/s", 1200}, Case{"3E4 tok/s", 30000}}) {
     MetricsState s = After({c.line});
     ASSERT_TRUE(s.throughput.has_value()) << c.line;
     EXPECT_DOUBLE_EQ(s.throughput->value, c.value) << c.line;
