@@ -108,7 +108,7 @@ void JobSupervisor::OwnerLoop() {
   std::unique_lock lock(queue_mutex_);
   while (!stopping_) {
     if (queue_.empty() && !backlog_) {
-      auto wake_at = NextWake();
+      auto wake_at = NextWake(clock_.SteadyNow());
       clock_.WaitUntil(lock, queue_wake_, wake_at, [&] { return stopping_ || !queue_.empty(); });
     }
     if (stopping_) break;
@@ -126,7 +126,11 @@ void JobSupervisor::OwnerLoop() {
       call->phase = Call::Phase::kDone;
       call->done.notify_all();
     }
-    if (backlog_ || clock_.SteadyNow() >= NextWake()) Tick();
+    // One reading of the clock for both sides: a deadline computed from a
+    // later reading than the one it is compared with is never reached,
+    // and the loop would spin instead of escalating the stop.
+    const auto now = clock_.SteadyNow();
+    if (backlog_ || now >= NextWake(now)) Tick();
     lock.lock();
   }
 }
@@ -141,10 +145,9 @@ void JobSupervisor::Tick() {
   next_tick_ = clock_.SteadyNow() + options_.monitor_interval;
 }
 
-std::chrono::steady_clock::time_point JobSupervisor::NextWake() {
+std::chrono::steady_clock::time_point JobSupervisor::NextWake(std::chrono::steady_clock::time_point now) {
   auto wake = next_tick_;
   // A stop escalates at its deadline, whatever the monitor interval.
-  auto now = clock_.SteadyNow();
   int64_t now_ms = NowMs();
   for (auto& [name, entry] : entries_) {
     const JobRecord& r = entry->record;
@@ -173,6 +176,7 @@ void JobSupervisor::Unpublish(const std::string& name) {
   {
     std::lock_guard lock(snapshot_mutex_);
     snapshot_.erase(name);
+    end_checked_at_.erase(name);
   }
   snapshot_changed_.notify_all();
 }
@@ -251,7 +255,7 @@ Result<JobRecord> JobSupervisor::RemoveJob(const std::string& name) {
 Result<LogSource> JobSupervisor::GetLogSource(const std::string& name) {
   std::shared_ptr<const JobRecord> record = Snapshot(name);
   if (!record) return NotFound("no job named '" + name + "' (see gpuctl train list)");
-  if (IsActive(record->state)) {
+  if (IsActive(record->state) && EndCheckDue(name)) {
     // Followers ask at each end of file: only the cheap end-of-job check,
     // never log parsing, which the owner does on its own.
     RunOnOwner(
@@ -263,6 +267,19 @@ Result<LogSource> JobSupervisor::GetLogSource(const std::string& name) {
     if (auto fresh = Snapshot(name)) record = fresh;
   }
   return LogSource{record->log_path, !IsActive(record->state)};
+}
+
+bool JobSupervisor::EndCheckDue(const std::string& name) {
+  constexpr auto kEndCheckInterval = std::chrono::milliseconds(200);
+  // Real time, not clock_: this only limits work, and a fake clock that
+  // stands still must not stop followers from seeing an end.
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(snapshot_mutex_);
+  auto [it, added] = end_checked_at_.try_emplace(name, now);
+  if (added) return true;
+  if (now - it->second < kEndCheckInterval) return false;
+  it->second = now;
+  return true;
 }
 
 // --- the guard's view ---

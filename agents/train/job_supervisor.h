@@ -159,7 +159,7 @@ class JobSupervisor {
                     nlohmann::json fields);
   Entry& Put(JobRecord record);
   int64_t NowMs() const;
-  std::chrono::steady_clock::time_point NextWake();
+  std::chrono::steady_clock::time_point NextWake(std::chrono::steady_clock::time_point now);
   void Tick();
   std::chrono::steady_clock::time_point next_tick_{};
   bool backlog_ = false;
@@ -184,6 +184,10 @@ class JobSupervisor {
   std::condition_variable snapshot_changed_;
   std::map<std::string, std::shared_ptr<const JobRecord>> snapshot_;
   std::shared_ptr<const JobRecord> Snapshot(const std::string& name);
+  // When a follower last had the owner check a job's end: many followers of
+  // one job share one check per kEndCheckInterval.
+  std::map<std::string, std::chrono::steady_clock::time_point> end_checked_at_;  // snapshot_mutex_
+  bool EndCheckDue(const std::string& name);
 
   // The guard's view, behind a lock of its own: the guard never waits for
   // the owner between its line and its kill.
