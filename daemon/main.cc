@@ -128,7 +128,8 @@ int main(int argc, char** argv) {
   daemon::WorkQueue job_calls(/*workers=*/4, /*max_queued=*/64);
   daemon::WorkQueue slow_calls(/*workers=*/2, /*max_queued=*/32);
   provision::HostProber prober(host_fs, *runner, daemon::DefaultProbeOptions());
-  daemon::AgentService agent_service(sampler, health_hub, jobs, job_calls, slow_calls, event_log, prober);
+  daemon::AgentService agent_service(sampler, health_hub, jobs, job_calls, slow_calls, event_log, prober,
+                                     static_cast<size_t>(config.max_log_streams));
 
   // Provisioning: facts from a probe under --provision-root (without venv
   // imports: the steps ask the venv themselves), extension builds as jobs.

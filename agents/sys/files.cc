@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -208,10 +209,18 @@ Result<UniqueFd> OpenRegular(const std::string& path) {
 Result<std::string> ReadRegularFileRange(const std::string& path, uint64_t offset, size_t max_bytes) {
   Result<UniqueFd> fd = OpenRegular(path);
   if (!fd.ok()) return fd.status();
-  std::string data(max_bytes, '\0');
+  // The buffer is sized to what the file holds now, not to max_bytes: a
+  // follower at the end of a log asks for 256 KiB and gets nothing, and a
+  // thousand of them must not churn the heap with 256 KiB buffers. Bytes
+  // written after the fstat are read next time.
+  struct stat st {};
+  if (::fstat(fd->get(), &st) != 0) return ErrnoError("cannot stat " + path, errno);
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  const size_t want = size > offset ? static_cast<size_t>(std::min<uint64_t>(max_bytes, size - offset)) : 0;
+  std::string data(want, '\0');
   size_t got = 0;
-  while (got < max_bytes) {
-    ssize_t n = ::pread(fd->get(), data.data() + got, max_bytes - got, static_cast<off_t>(offset + got));
+  while (got < want) {
+    ssize_t n = ::pread(fd->get(), data.data() + got, want - got, static_cast<off_t>(offset + got));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return ErrnoError("cannot read " + path, errno);
     if (n == 0) break;

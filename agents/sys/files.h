@@ -42,6 +42,8 @@ bool IsWritableDir(const std::string& path);
 // component is never followed (O_NOFOLLOW), opening never blocks
 // (O_NONBLOCK), and anything but a regular file is refused with
 // kFailedPrecondition naming what it is. kNotFound when missing.
+// At most what fstat says the file holds is read: not for procfs or sysfs
+// files, whose size reads 0 (use HostFs for those).
 Result<std::string> ReadRegularFile(const std::string& path, size_t max_bytes);
 Result<std::string> ReadRegularFileRange(const std::string& path, uint64_t offset, size_t max_bytes);
 Result<uint64_t> RegularFileSize(const std::string& path);

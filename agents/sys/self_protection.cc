@@ -1,9 +1,11 @@
 #include "agents/sys/self_protection.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -28,11 +30,26 @@ void WarmStack(size_t bytes) {
   if (bytes > kChunk && sum != 1) WarmStack(bytes - kChunk);
 }
 
+namespace {
+std::atomic<bool> memory_locked{false};
+}  // namespace
+
 Status LockAllMemory() {
   if (::mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) != 0) {
     return ErrnoError("mlockall (the agent's memory is not locked; run as root or raise LimitMEMLOCK)", errno);
   }
+  memory_locked = true;
   return Status::Ok();
+}
+
+void ReturnFreedMemory() {
+  // madvise(MADV_DONTNEED), which malloc_trim uses, refuses locked pages: a
+  // locked agent unlocks for the trim and locks again (MCL_ONFAULT: only the
+  // pages still in use come back locked).
+  const bool locked = memory_locked.load();
+  if (locked) ::munlockall();
+  ::malloc_trim(0);
+  if (locked && ::mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) != 0) memory_locked = false;
 }
 
 Status SetOomScoreAdj(const HostFs& fs, int64_t pid, int adj) {

@@ -20,6 +20,10 @@ void WarmStack(size_t bytes = 256 * 1024);
 // CAP_IPC_LOCK or enough RLIMIT_MEMLOCK.
 Status LockAllMemory();
 
+// Gives memory the agent freed back to the system (malloc_trim), also when
+// it is locked. For after a burst, e.g. the last of many log streams closed.
+void ReturnFreedMemory();
+
 // Writes /proc/PID/oom_score_adj (-1000..1000).
 Status SetOomScoreAdj(const HostFs& fs, int64_t pid, int adj);
 

@@ -1,7 +1,6 @@
 #include "agents/train/log_follower.h"
 
 #include <algorithm>
-#include <thread>
 
 #include "agents/sys/files.h"
 
@@ -29,67 +28,39 @@ Result<uint64_t> TailStartOffset(const std::string& path, uint32_t lines) {
   return uint64_t{0};
 }
 
-LogFollower::LogFollower(JobSupervisor& jobs, LogFollowOptions options)
-    : jobs_(jobs), options_(std::move(options)) {}
+LogFollower::LogFollower(JobSupervisor& jobs, LogFollowOptions options, std::string path, uint64_t offset,
+                         bool ended)
+    : jobs_(&jobs), options_(std::move(options)), path_(std::move(path)), offset_(offset), ended_(ended) {}
 
-void LogFollower::Cancel() {
-  cancelled_ = true;
-  std::lock_guard lock(waiter_mutex_);
-  if (waiter_) waiter_->Interrupt();
-}
-
-Status LogFollower::Run(const Sink& sink) {
-  Result<LogSource> source = jobs_.GetLogSource(options_.job);
+Result<LogFollower> LogFollower::Open(JobSupervisor& jobs, LogFollowOptions options) {
+  Result<LogSource> source = jobs.GetLogSource(options.job);
   if (!source.ok()) return source.status();
-  uint64_t offset = options_.from_offset;
-  if (offset == 0 && options_.tail_lines > 0) {
-    Result<uint64_t> start = TailStartOffset(source->path, options_.tail_lines);
+  uint64_t offset = options.from_offset;
+  if (offset == 0 && options.tail_lines > 0) {
+    Result<uint64_t> start = TailStartOffset(source->path, options.tail_lines);
     if (start.ok()) offset = *start;
   }
-  if (options_.follow) {
-    // Watch before the first read, so no write between read and wait is missed.
-    Result<std::unique_ptr<sys::FileChangeWaiter>> waiter = sys::WatchFile(source->path);
-    if (waiter.ok()) {
-      std::lock_guard lock(waiter_mutex_);
-      waiter_ = std::move(waiter).value();
-      if (cancelled()) waiter_->Interrupt();
-    }
-  }
-  bool ended = source->ended;
-  while (!cancelled()) {
-    Result<std::string> data = sys::ReadRegularFileRange(source->path, offset, options_.chunk_bytes);
+  return LogFollower(jobs, std::move(options), source->path, offset, source->ended);
+}
+
+Result<LogStep> LogFollower::Next() {
+  // Two rounds at most: when the job turns out to have ended, one more read
+  // picks up the bytes it wrote between our read and its exit.
+  for (int round = 0; round < 2; ++round) {
+    Result<std::string> data = sys::ReadRegularFileRange(path_, offset_, options_.chunk_bytes);
     if (!data.ok() && data.status().code() != ErrorCode::kNotFound) return data.status();
     if (data.ok() && !data->empty()) {
-      if (!sink(offset, *data)) return Unavailable("log stream closed by the client");
-      offset += data->size();
-      continue;
+      LogStep step{LogStep::Kind::kData, offset_, std::move(data).value()};
+      offset_ += step.data.size();
+      return step;
     }
-    // At the end of what is written.
-    if (!options_.follow || ended) return Status::Ok();
-    Result<LogSource> now = jobs_.GetLogSource(options_.job);
+    if (!options_.follow || ended_) return LogStep{LogStep::Kind::kDone, offset_, {}};
+    Result<LogSource> now = jobs_->GetLogSource(options_.job);
     if (!now.ok()) return now.status();
-    if (now->ended) {
-      ended = true;  // one more read picks up the last bytes, then we are done
-      continue;
-    }
-    std::unique_lock lock(waiter_mutex_);
-    sys::FileChangeWaiter* waiter = waiter_.get();
-    lock.unlock();
-    // The timeout is a backstop for missed events (e.g. a log replaced by a
-    // rerun) and for noticing the job's end; bytes wake us at once.
-    if (waiter) {
-      waiter->Wait(std::chrono::milliseconds(500));
-    } else {
-      Result<std::unique_ptr<sys::FileChangeWaiter>> retry = sys::WatchFile(source->path);
-      if (retry.ok()) {
-        std::lock_guard relock(waiter_mutex_);
-        waiter_ = std::move(retry).value();
-      } else {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));  // no file yet to watch
-      }
-    }
+    if (!now->ended) return LogStep{LogStep::Kind::kWait, offset_, {}};
+    ended_ = true;
   }
-  return Unavailable("log stream cancelled");
+  return LogStep{LogStep::Kind::kDone, offset_, {}};
 }
 
 }  // namespace gpuctl::train

@@ -1,18 +1,14 @@
-// Streams a job's log from an offset, and with `follow` keeps going as the
-// job writes (woken by inotify, not a polling sleep) until the job has ended
-// and every byte was handed over. One follower per client stream, run on a
-// thread of its own; Cancel() ends it promptly from any thread.
+// Reads a job's log from an offset in chunks, and with `follow` keeps going
+// as the job writes until the job has ended and every byte was handed over.
+// It never waits: at the end of what is written it says so (kWait), and the
+// caller waits for the file to change (sys::FileWatchHub) and asks again. So
+// a stream costs no thread, and a thousand idle ones cost a thousand of
+// these small objects.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
-#include <functional>
-#include <memory>
-#include <mutex>
 #include <string>
-#include <string_view>
 
-#include "agents/sys/file_watch.h"
 #include "agents/train/job_supervisor.h"
 #include "common/status.h"
 
@@ -30,26 +26,36 @@ struct LogFollowOptions {
 // fewer). A last line without '\n' counts as a line.
 Result<uint64_t> TailStartOffset(const std::string& path, uint32_t lines);
 
+struct LogStep {
+  enum class Kind {
+    kData,  // `data` starts at `offset`
+    kWait,  // at the end of what is written, and the job still runs
+    kDone,  // everything asked for was handed over
+  };
+  Kind kind = Kind::kDone;
+  uint64_t offset = 0;
+  std::string data;
+};
+
 class LogFollower {
  public:
-  // Gets each chunk with its offset; returns false to stop (client gone).
-  using Sink = std::function<bool(uint64_t offset, std::string_view data)>;
+  // kNotFound for an unknown job.
+  static Result<LogFollower> Open(JobSupervisor& jobs, LogFollowOptions options);
 
-  LogFollower(JobSupervisor& jobs, LogFollowOptions options);
+  // The next step from where the last chunk ended. Errors (a log that is not
+  // a regular file, unreadable) end the stream.
+  Result<LogStep> Next();
 
-  // Blocks until done. Ok when everything asked for was sent; kNotFound for
-  // an unknown job; kUnavailable when cancelled or the sink stopped.
-  Status Run(const Sink& sink);
-  void Cancel();
+  const std::string& path() const { return path_; }
 
  private:
-  bool cancelled() const { return cancelled_.load(); }
+  LogFollower(JobSupervisor& jobs, LogFollowOptions options, std::string path, uint64_t offset, bool ended);
 
-  JobSupervisor& jobs_;
+  JobSupervisor* jobs_;
   LogFollowOptions options_;
-  std::atomic<bool> cancelled_{false};
-  std::mutex waiter_mutex_;
-  std::unique_ptr<sys::FileChangeWaiter> waiter_;
+  std::string path_;
+  uint64_t offset_;
+  bool ended_;
 };
 
 }  // namespace gpuctl::train

@@ -89,6 +89,7 @@ json JobToJson(const v1::Job& job, int64_t now_unix_ms) {
       {"runtime_seconds", runtime_seconds},
       {"restart_count", job.restart_count()},
       {"log_bytes", job.log_bytes()},
+      {"parsed_bytes", job.parsed_bytes()},
       {"log_path", job.log_path()},
       {"metrics", MetricsJson(job.metrics())},
       {"events", events},

@@ -71,6 +71,7 @@ Status LoadConfigFile(const std::string& path, DaemonConfig& config) {
       else if (key == "pct") config.pct = value.get<std::string>();
       else if (key == "lxc_rootfs") config.lxc_rootfs = value.get<std::string>();
       else if (key == "provision_root") config.provision_root = value.get<std::string>();
+      else if (key == "max_log_streams") config.max_log_streams = value.get<int>();
       else if (key == "guard") config.guard = value.get<bool>();
       else if (key == "guard_domain") config.guard_domain = value.get<std::string>();
       else if (key == "guard_reserve") config.guard_reserve = value.get<std::string>();
@@ -83,7 +84,7 @@ Status LoadConfigFile(const std::string& path, DaemonConfig& config) {
       else if (key == "tls_client_ca") config.tls_client_ca = value.get<std::string>();
       else {
         return InvalidArgument("config file " + path + ": unknown key '" + key +
-                               "' (known: listen, state_dir, log_level, nvml_library, nvidia_smi, gpu_max_age_ms, tmux_socket, pct, lxc_rootfs, provision_root, guard, guard_domain, guard_reserve, guard_unmanaged, "
+                               "' (known: listen, state_dir, log_level, nvml_library, nvidia_smi, gpu_max_age_ms, tmux_socket, pct, lxc_rootfs, provision_root, max_log_streams, guard, guard_domain, guard_reserve, guard_unmanaged, "
                                "guard_protect, cgroup_parent, lock_memory, tls_cert, tls_key, tls_client_ca)");
       }
     }
@@ -127,6 +128,10 @@ Status Validate(const DaemonConfig& config) {
   for (const char* l : kLevels) level_ok = level_ok || config.log_level == l;
   if (!level_ok) return InvalidArgument("--log-level must be one of trace, debug, info, warn, error");
   if (config.gpu_max_age_ms < 0) return InvalidArgument("gpu_max_age_ms must be >= 0");
+  if (config.max_log_streams < 1 || config.max_log_streams > 1'000'000) {
+    return InvalidArgument("--max-log-streams must be between 1 and 1000000, got " +
+                           std::to_string(config.max_log_streams));
+  }
   if (config.tmux_socket.empty() ||
       config.tmux_socket.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
           std::string::npos) {

@@ -47,6 +47,9 @@ struct DaemonConfig {
   // Provisioning reads the host's /etc, /proc, /dev and writes /etc/profile.d
   // under this root ("/" for real; tests give a fixture tree).
   std::string provision_root = "/";
+  // Open StreamLogs streams (train logs) at most; past it a client gets
+  // RESOURCE_EXHAUSTED instead of the agent's memory.
+  int max_log_streams = 2048;
 
   // Memory guard (see README, "The memory guard").
   bool guard = true;

@@ -15,14 +15,16 @@ Result<v1::HealthSnapshot> SampleHealthProto(health::HealthSampler& sampler) {
 
 AgentService::AgentService(health::HealthSampler& sampler, HealthWatchHub& health_hub,
                            train::JobSupervisor& jobs, WorkQueue& job_calls, WorkQueue& slow_calls,
-                           events::EventLog& events, const provision::HostProber& prober)
+                           events::EventLog& events, const provision::HostProber& prober,
+                           size_t max_log_streams)
     : sampler_(sampler),
       health_hub_(health_hub),
       jobs_(jobs),
       job_calls_(job_calls),
       slow_calls_(slow_calls),
       events_(events),
-      prober_(prober) {}
+      prober_(prober),
+      log_slots_(max_log_streams) {}
 
 grpc::ServerUnaryReactor* AgentService::GetHealth(grpc::CallbackServerContext* context,
                                                   const v1::GetHealthRequest* /*request*/,

@@ -9,7 +9,9 @@
 #include "agents/provision/provisioner.h"
 #include "agents/provision/host_probe.h"
 #include "agents/train/job_supervisor.h"
+#include "agents/sys/file_watch_hub.h"
 #include "daemon/service/health_watch.h"
+#include "daemon/service/log_stream.h"
 #include "daemon/service/work_queue.h"
 #include "gpuctl/v1/agent.grpc.pb.h"
 
@@ -22,7 +24,7 @@ class AgentService final : public v1::Agent::CallbackService {
   // behind a 300 s probe, and no gRPC thread blocks on either.
   AgentService(health::HealthSampler& sampler, HealthWatchHub& health_hub, train::JobSupervisor& jobs,
                WorkQueue& job_calls, WorkQueue& slow_calls, events::EventLog& events,
-               const provision::HostProber& prober);
+               const provision::HostProber& prober, size_t max_log_streams = 2048);
 
   grpc::ServerUnaryReactor* GetHealth(grpc::CallbackServerContext* context,
                                       const v1::GetHealthRequest* request,
@@ -66,6 +68,9 @@ class AgentService final : public v1::Agent::CallbackService {
   events::EventLog& events_;
   const provision::HostProber& prober_;
   provision::Provisioner* provisioner_ = nullptr;
+  // Log streams: one watcher thread for all followers, and their cap.
+  sys::FileWatchHub log_watch_;
+  LogStreamSlots log_slots_;
 };
 
 // A health sample on the wire; the hub and GetHealth share it.

@@ -99,6 +99,7 @@ void ToProto(const train::JobRecord& in, v1::Job& out) {
   out.set_ended_unix_ms(in.ended_unix_ms);
   out.set_restart_count(in.restart_count);
   out.set_log_bytes(in.log_bytes);
+  out.set_parsed_bytes(in.parsed_offset);
   out.set_log_path(in.log_path);
   out.set_run_id(in.run_id);
   v1::JobMetrics* m = out.mutable_metrics();

@@ -89,7 +89,7 @@ grpc::ServerWriteReactor<v1::LogChunk>* AgentService::StreamLogs(grpc::CallbackS
   options.from_offset = request->from_offset();
   options.tail_lines = request->tail_lines();
   options.follow = request->follow();
-  return new LogStreamReactor(jobs_, std::move(options));
+  return new LogStreamReactor(jobs_, log_watch_, log_slots_, std::move(options));
 }
 
 }  // namespace gpuctl::daemon
