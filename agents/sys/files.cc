@@ -14,14 +14,42 @@
 #include <fstream>
 #include <sstream>
 
+#include "agents/sys/confined_root.h"
 #include "agents/sys/unique_fd.h"
 
 namespace gpuctl::sys {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// EnsureDir beneath a container root: each level is made in its parent as
+// resolved inside the root, so a link planted on the way stays inside.
+Status EnsureDirBeneath(const ConfinedPath& where, unsigned mode) {
+  std::string built = where.root;
+  for (const auto& part : fs::path(where.rest)) {
+    if (part.empty() || part == ".") continue;
+    built += "/" + part.string();
+    Result<ParentDir> parent = OpenParentDir(built);
+    if (!parent.ok()) return parent.status();
+    if (::mkdirat(parent->fd.get(), parent->leaf.c_str(), static_cast<mode_t>(mode)) == 0) {
+      if (::fchmodat(parent->fd.get(), parent->leaf.c_str(), static_cast<mode_t>(mode), 0) != 0) {
+        return ErrnoError("cannot set mode of " + built, errno);
+      }
+    } else if (errno != EEXIST) {
+      return ErrnoError("cannot create directory " + built, errno);
+    }
+  }
+  Result<UniqueFd> dir = OpenPath(built, O_RDONLY | O_DIRECTORY);
+  if (!dir.ok()) return FailedPrecondition(built + " is not a directory inside " + where.root);
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status EnsureDir(const std::string& path, unsigned mode) {
   if (path.empty()) return InvalidArgument("empty directory path");
+  if (std::optional<ConfinedPath> where = FindConfinedRoot(path)) return EnsureDirBeneath(*where, mode);
   fs::path p(path);
   fs::path built;
   for (const auto& part : p) {
@@ -92,12 +120,19 @@ Status WriteFileAtomic(const std::string& path, std::string_view content, unsign
   // A fresh temp file of our own: O_EXCL|O_NOFOLLOW, so a file or link
   // planted under the temp name (a container can write its job dirs) is
   // never opened, let alone truncated.
+  // All of it happens in the parent directory opened once (resolved inside
+  // a container's root when it is beneath one): a directory swapped for a
+  // link halfway cannot send the rename elsewhere.
   static std::atomic<uint64_t> counter{0};
-  std::string tmp;
+  Result<ParentDir> parent = OpenParentDir(path);
+  if (!parent.ok()) return parent.status();
+  const int dir = parent->fd.get();
+  std::string tmp_leaf, tmp;
   int fd = -1;
   for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
-    tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
-    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, static_cast<mode_t>(mode));
+    tmp_leaf = parent->leaf + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
+    tmp = path + tmp_leaf.substr(parent->leaf.size());
+    fd = ::openat(dir, tmp_leaf.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, static_cast<mode_t>(mode));
     if (fd < 0 && errno != EEXIST) break;
   }
   if (fd < 0) return ErrnoError("cannot create " + tmp, errno);
@@ -108,25 +143,23 @@ Status WriteFileAtomic(const std::string& path, std::string_view content, unsign
       if (errno == EINTR) continue;
       int err = errno;
       ::close(fd);
-      ::unlink(tmp.c_str());
+      ::unlinkat(dir, tmp_leaf.c_str(), 0);
       return ErrnoError("cannot write " + tmp, err);
     }
     written += static_cast<size_t>(n);
   }
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     int err = errno;
-    ::unlink(tmp.c_str());
+    ::unlinkat(dir, tmp_leaf.c_str(), 0);
     return ErrnoError("cannot flush " + tmp, err);
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (::renameat(dir, tmp_leaf.c_str(), dir, parent->leaf.c_str()) != 0) {
     int err = errno;
-    ::unlink(tmp.c_str());
+    ::unlinkat(dir, tmp_leaf.c_str(), 0);
     return ErrnoError("cannot rename " + tmp + " to " + path, err);
   }
   // The rename itself is durable only once the directory is synced.
-  std::string dir = fs::path(path).parent_path().string();
-  UniqueFd dir_fd(::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir_fd.valid() && ::fsync(dir_fd.get()) != 0) return ErrnoError("cannot sync directory " + dir, errno);
+  if (::fsync(dir) != 0) return ErrnoError("cannot sync the directory of " + path, errno);
   return Status::Ok();
 }
 
@@ -139,13 +172,27 @@ Result<std::string> ReadWholeFile(const std::string& path) {
 }
 
 Status RemoveFile(const std::string& path) {
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+  Result<ParentDir> parent = OpenParentDir(path);
+  if (!parent.ok()) return parent.status().code() == ErrorCode::kNotFound ? Status::Ok() : parent.status();
+  if (::unlinkat(parent->fd.get(), parent->leaf.c_str(), 0) != 0 && errno != ENOENT) {
     return ErrnoError("cannot remove " + path, errno);
   }
   return Status::Ok();
 }
 
+Status RenameFile(const std::string& from, const std::string& to) {
+  Result<ParentDir> source = OpenParentDir(from);
+  if (!source.ok()) return source.status();
+  Result<ParentDir> target = OpenParentDir(to);
+  if (!target.ok()) return target.status();
+  if (::renameat(source->fd.get(), source->leaf.c_str(), target->fd.get(), target->leaf.c_str()) != 0) {
+    return ErrnoError("cannot rename " + from + " to " + to, errno);
+  }
+  return Status::Ok();
+}
+
 bool PathExists(const std::string& path) {
+  if (FindConfinedRoot(path)) return OpenPath(path, O_PATH | O_NOFOLLOW).ok();
   struct stat st {};
   return ::lstat(path.c_str(), &st) == 0;
 }
@@ -189,7 +236,8 @@ const char* FileKind(mode_t mode) {
 }
 
 Result<UniqueFd> OpenRegular(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  Result<UniqueFd> opened = OpenPath(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  UniqueFd fd = opened.ok() ? std::move(*opened) : UniqueFd();
   if (!fd.valid()) {
     int err = errno;
     if (err == ENOENT) return NotFound(path + " does not exist");
@@ -236,7 +284,9 @@ Result<std::string> ReadRegularFile(const std::string& path, size_t max_bytes) {
 
 Result<uint64_t> RegularFileSize(const std::string& path) {
   struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) {
+  // O_PATH: never blocks, even on a FIFO; the link itself when it is one.
+  Result<UniqueFd> fd = OpenPath(path, O_PATH | O_NOFOLLOW);
+  if (!fd.ok() || ::fstat(fd->get(), &st) != 0) {
     if (errno == ENOENT) return NotFound(path + " does not exist");
     return ErrnoError("cannot stat " + path, errno);
   }
@@ -248,6 +298,10 @@ Result<uint64_t> RegularFileSize(const std::string& path) {
 
 bool IsDirectory(const std::string& path) {
   struct stat st {};
+  if (FindConfinedRoot(path)) {
+    Result<UniqueFd> fd = OpenPath(path, O_PATH);  // links followed, inside the root
+    return fd.ok() && ::fstat(fd->get(), &st) == 0 && S_ISDIR(st.st_mode);
+  }
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
@@ -266,6 +320,11 @@ std::optional<std::string> FindOnPath(const std::string& program, const std::str
 
 bool IsExecutableFile(const std::string& path) {
   struct stat st {};
+  if (FindConfinedRoot(path)) {
+    // Root inside the container may run what has any execute bit.
+    Result<UniqueFd> fd = OpenPath(path, O_PATH);
+    return fd.ok() && ::fstat(fd->get(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111) != 0;
+  }
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
 }
 

@@ -27,8 +27,13 @@ Status CheckPrivateDir(const std::string& path);
 // readers see the old or the new content, never a torn one.
 Status WriteFileAtomic(const std::string& path, std::string_view content, unsigned mode = 0644);
 Result<std::string> ReadWholeFile(const std::string& path);
+// Paths beneath a container root registered with AddConfinedRoot
+// (confined_root.h) are resolved inside that root by every function here.
+//
 // Removes a file; a missing file is not an error.
 Status RemoveFile(const std::string& path);
+// rename(2), each side's directory opened as above.
+Status RenameFile(const std::string& from, const std::string& to);
 bool PathExists(const std::string& path);
 // Size in bytes; kNotFound when missing.
 Result<uint64_t> FileSize(const std::string& path);

@@ -3,6 +3,7 @@
 #include "agents/sys/process_control.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cerrno>
@@ -11,9 +12,11 @@
 #include <limits>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "agents/sys/host_fs.h"
 #include "agents/sys/proc_stat.h"
+#include "agents/sys/proc_status.h"
 
 namespace gpuctl::sys {
 namespace {
@@ -61,6 +64,29 @@ class KillProcessControl : public ProcessControl {
     auto stat = ReadStat(pid);
     if (!stat.ok()) return std::nullopt;
     return stat->pgrp;
+  }
+
+  std::optional<int64_t> HostPidInContainer(const std::string& container_root, int64_t inner_pid) override {
+    if (!ValidPid(inner_pid)) return std::nullopt;
+    struct stat root {};
+    if (::stat(container_root.c_str(), &root) != 0) return std::nullopt;
+    std::error_code ec;
+    std::filesystem::directory_iterator it(fs_.Path("proc"), ec);
+    for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      int64_t pid = 0;
+      auto [end, err] = std::from_chars(name.data(), name.data() + name.size(), pid);
+      if (err != std::errc() || end != name.data() + name.size() || !ValidPid(pid)) continue;
+      auto status = fs_.ReadFile("proc/" + name + "/status");
+      if (!status.ok()) continue;
+      std::vector<int64_t> ids = ParseNsPids(*status);
+      if (ids.size() < 2 || ids.back() != inner_pid) continue;
+      // Same number, other containers: the root tells them apart.
+      struct stat seen {};
+      if (::stat((it->path() / "root").c_str(), &seen) != 0) continue;
+      if (seen.st_dev == root.st_dev && seen.st_ino == root.st_ino) return pid;
+    }
+    return std::nullopt;
   }
 
   Status Signal(int64_t pid, int sig) override {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "common/status.h"
 
@@ -24,6 +25,11 @@ class ProcessControl {
   virtual std::optional<uint64_t> StartTime(int64_t pid) = 0;
   // The process group of `pid` (field 5 of /proc/PID/stat).
   virtual std::optional<int64_t> ProcessGroup(int64_t pid) = 0;
+  // The host's pid of the process numbered `inner_pid` inside the container
+  // whose root filesystem is `container_root`: the process whose NSpid
+  // (/proc/PID/status) ends in inner_pid in a pid namespace below ours and
+  // whose root directory is that root. nullopt when there is none.
+  virtual std::optional<int64_t> HostPidInContainer(const std::string& container_root, int64_t inner_pid) = 0;
   // kill(pid, sig). A process already gone is not an error.
   virtual Status Signal(int64_t pid, int sig) = 0;
   // kill(-pgid, sig). A group already gone is not an error.

@@ -2,13 +2,18 @@
 
 #include <cstdio>
 
+#include "agents/sys/confined_root.h"
 #include "agents/sys/files.h"
 
 namespace gpuctl::train {
 
 JobLauncher::JobLauncher(JobLauncherOptions options, const JobStore& store, sys::Tmux& tmux,
                          sys::ProcessControl& processes, sys::CommandRunner& runner)
-    : options_(std::move(options)), store_(store), tmux_(tmux), processes_(processes), runner_(runner) {}
+    : options_(std::move(options)), store_(store), tmux_(tmux), processes_(processes), runner_(runner) {
+  // Everything beneath a container's root is the container's to change:
+  // the agent resolves those paths inside it (agents/sys/confined_root.h).
+  if (!options_.lxc_rootfs_template.empty()) sys::AddConfinedRoot(options_.lxc_rootfs_template);
+}
 
 std::string JobLauncher::HostPathForContainer(const std::string& vmid, const std::string& inside) const {
   std::string root = options_.lxc_rootfs_template;
@@ -45,14 +50,15 @@ Result<Placement> JobLauncher::Plan(const JobSpec& spec, const std::string& run_
     if (Status s = CheckContainerRunning(spec.container); !s.ok()) return s;
   }
   Placement p;
-  p.inside = {store_.LogPath(name), store_.ExitPath(name), ""};
+  p.inside = {store_.LogPath(name), store_.ExitPath(name), "", ""};
   p.log_path = p.inside.log_path;
   p.exit_path = p.inside.exit_path;
   if (!spec.container.empty()) {
     std::string dir = options_.container_state_dir + "/jobs/" + name;
-    p.inside = {dir + "/output.log", dir + "/exit_status", ""};
+    p.inside = {dir + "/output.log", dir + "/exit_status", "", dir + "/job_pid"};
     p.log_path = HostPathForContainer(spec.container, p.inside.log_path);
     p.exit_path = HostPathForContainer(spec.container, p.inside.exit_path);
+    p.pid_path = HostPathForContainer(spec.container, p.inside.pid_path);
   }
   if (!spec.script.empty()) {
     std::string script = spec.container.empty() ? spec.script : HostPathForContainer(spec.container, spec.script);
@@ -63,6 +69,9 @@ Result<Placement> JobLauncher::Plan(const JobSpec& spec, const std::string& run_
   }
   if (!spec.cwd.empty() && spec.container.empty() && !sys::IsDirectory(spec.cwd)) {
     return InvalidArgument("--cwd " + spec.cwd + (sys::PathExists(spec.cwd) ? ": not a directory" : ": no such directory"));
+  }
+  if (!spec.cwd.empty() && !spec.container.empty() && !sys::IsDirectory(HostPathForContainer(spec.container, spec.cwd))) {
+    return InvalidArgument("--cwd " + spec.cwd + ": no such directory in container " + spec.container);
   }
   // The wrapper is started as `env K=V... sh -c ...`: a PATH without sh
   // would fail before it could record anything (a misleading "lost").
@@ -89,8 +98,11 @@ Status JobLauncher::Prepare(const JobSpec& spec, const Placement& p, bool rerun)
     if (Status s = sys::ReplaceSymlink(p.log_path, store_.LogPath(spec.name)); !s.ok()) return s;
   }
   // A rerun starts a fresh log (offsets count from 0); the last run's stays beside it.
-  if (rerun && sys::PathExists(p.log_path)) std::rename(p.log_path.c_str(), (p.log_path + ".prev").c_str());
+  if (rerun && sys::PathExists(p.log_path)) (void)sys::RenameFile(p.log_path, p.log_path + ".prev");
   if (Status s = sys::RemoveFile(p.exit_path); !s.ok()) return s;
+  if (!p.pid_path.empty()) {
+    if (Status s = sys::RemoveFile(p.pid_path); !s.ok()) return s;
+  }
   if (Status s = sys::WriteFileAtomic(p.log_path, "", 0640); !s.ok()) return s;
   if (!p.cgroup.empty()) {
     // A leaf cgroup of the run's own: its memory is limited and counted, and
@@ -118,6 +130,12 @@ Status JobLauncher::Launch(const JobSpec& spec, const Placement& p, const std::s
   sys::TmuxSessionSpec launch = BuildLaunch(with_run, inside, options_.pct);
   launch.env["GPUCTL_RUN_ID"] = run_id;  // the session's, read back at agent start
   return tmux_.NewSession(launch);
+}
+
+std::string JobLauncher::DefaultContainerCwd(const std::string& vmid) const {
+  // The client's directory means nothing inside the container: root's home
+  // when the container has one, else its root.
+  return sys::IsDirectory(HostPathForContainer(vmid, "/root")) ? "/root" : "/";
 }
 
 Result<Pane> JobLauncher::FindPane(const std::string& session) {

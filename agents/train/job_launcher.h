@@ -35,6 +35,7 @@ struct Placement {
   std::string log_path;   // as the agent reads them, on the host
   std::string exit_path;
   std::string cgroup;     // PARENT/NAME@RUN, or empty
+  std::string pid_path;   // container jobs: the command's pid, as the container numbers it
 };
 
 struct Pane {
@@ -61,6 +62,8 @@ class JobLauncher {
   Result<Pane> FindPane(const std::string& session);
 
   std::string HostPathForContainer(const std::string& vmid, const std::string& inside) const;
+  // Where a container job runs when no --cwd was given.
+  std::string DefaultContainerCwd(const std::string& vmid) const;
 
  private:
   Status CheckContainerRunning(const std::string& vmid);

@@ -1,6 +1,9 @@
 #include "agents/train/job_record.h"
 
 #include <cmath>
+#include <type_traits>
+
+#include "common/json_integer.h"
 
 namespace gpuctl::train {
 namespace {
@@ -25,7 +28,12 @@ void PutOptional(json& j, const char* key, const std::optional<T>& value) {
 template <typename T>
 void GetOptional(const json& j, const char* key, std::optional<T>& out) {
   auto it = j.find(key);
-  if (it != j.end() && !it->is_null()) out = it->get<T>();
+  if (it == j.end() || it->is_null()) return;
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    out = JsonInteger<T>(*it);  // get<T>() would convert 1e300: undefined behaviour
+  } else {
+    out = it->get<T>();
+  }
 }
 
 // JSON has no NaN or inf; a diverged loss is worth keeping, so it is a string.
@@ -55,7 +63,7 @@ MetricsState MetricsFromJson(const json& j) {
   if (j.contains("learning_rate")) m.learning_rate = NumberFrom(j["learning_rate"]);
   if (j.contains("throughput")) m.throughput = ThroughputFromJson(j["throughput"]);
   if (j.contains("best_throughput")) m.best_throughput = ThroughputFromJson(j["best_throughput"]);
-  m.lines_seen = j.value("lines_seen", uint64_t{0});
+  m.lines_seen = JsonIntegerOr(j, "lines_seen", uint64_t{0});
   return m;
 }
 
@@ -132,7 +140,7 @@ json ToJson(const LogEvent& e) {
 LogEvent LogEventFromJson(const json& j) {
   LogEvent e;
   e.kind = j.at("kind").get<std::string>();
-  e.offset = j.at("offset").get<uint64_t>();
+  e.offset = JsonInteger<uint64_t>(j.at("offset"));
   e.message = j.value("message", "");
   GetOptional(j, "rank", e.rank);
   GetOptional(j, "exception_type", e.exception_type);
@@ -146,7 +154,7 @@ LogEvent LogEventFromJson(const json& j) {
   GetOptional(j, "allowed_bytes", e.allowed_bytes);
   if (j.contains("other_processes")) {
     for (const json& p : j["other_processes"]) {
-      e.other_processes.push_back({p.at("pid").get<int64_t>(), p.at("bytes").get<uint64_t>()});
+      e.other_processes.push_back({JsonInteger<int64_t>(p.at("pid")), JsonInteger<uint64_t>(p.at("bytes"))});
     }
   }
   GetOptional(j, "traceback_offset", e.traceback_offset);
@@ -188,6 +196,12 @@ json ToJson(const JobRecord& r) {
   PutOptional(j, "guard_kill_reason", r.guard_kill_reason);
   PutOptional(j, "stop_deadline_unix_ms", r.stop_deadline_unix_ms);
   j["cgroup"] = r.cgroup;
+  if (!r.pid_path.empty()) {
+    j["pid_path"] = r.pid_path;
+    j["inner_pid"] = r.inner_pid;
+    j["inner_pgid"] = r.inner_pgid;
+    PutOptional(j, "inner_start_time", r.inner_start_time);
+  }
   return j;
 }
 
@@ -208,32 +222,37 @@ Result<JobRecord> JobRecordFromJson(const json& j) {
     r.state_reason = j.value("state_reason", "");
     GetOptional(j, "exit_code", r.exit_code);
     GetOptional(j, "term_signal", r.term_signal);
-    r.pid = j.value("pid", int64_t{0});
-    r.pgid = j.value("pgid", int64_t{0});
+    r.pid = JsonIntegerOr(j, "pid", int64_t{0});
+    r.pgid = JsonIntegerOr(j, "pgid", int64_t{0});
     GetOptional(j, "pid_start_time", r.pid_start_time);
     r.tmux_session = j.value("tmux_session", "");
-    r.created_unix_ms = j.value("created_unix_ms", int64_t{0});
-    r.started_unix_ms = j.value("started_unix_ms", int64_t{0});
-    r.ended_unix_ms = j.value("ended_unix_ms", int64_t{0});
-    r.restart_count = j.value("restart_count", uint32_t{0});
+    r.created_unix_ms = JsonIntegerOr(j, "created_unix_ms", int64_t{0});
+    r.started_unix_ms = JsonIntegerOr(j, "started_unix_ms", int64_t{0});
+    r.ended_unix_ms = JsonIntegerOr(j, "ended_unix_ms", int64_t{0});
+    r.restart_count = JsonIntegerOr(j, "restart_count", uint32_t{0});
     r.stop_requested = j.value("stop_requested", false);
     GetOptional(j, "stop_deadline_unix_ms", r.stop_deadline_unix_ms);
     GetOptional(j, "guard_kill_reason", r.guard_kill_reason);
     r.cgroup = j.value("cgroup", "");
     r.log_path = j.value("log_path", "");
     r.exit_path = j.value("exit_path", "");
+    r.pid_path = j.value("pid_path", "");
+    r.inner_pid = JsonIntegerOr(j, "inner_pid", int64_t{0});
+    r.inner_pgid = JsonIntegerOr(j, "inner_pgid", int64_t{0});
+    GetOptional(j, "inner_start_time", r.inner_start_time);
     for (const auto& [field, path] : {std::pair{"log_path", &r.log_path}, std::pair{"exit_path", &r.exit_path},
-                                      std::pair{"cgroup", &r.cgroup}, std::pair{"spec.cwd", &r.spec.cwd}}) {
+                                      std::pair{"pid_path", &r.pid_path}, std::pair{"cgroup", &r.cgroup},
+                                      std::pair{"spec.cwd", &r.spec.cwd}}) {
       if (!path->empty() && (path->front() != '/' || path->find("/../") != std::string::npos)) {
         return InvalidArgument(std::string("job record: ") + field + " '" + *path + "' is not an absolute path");
       }
     }
     if (r.state == JobState::kUnreadable) return InvalidArgument("job record: state 'unreadable' is never saved");
-    r.log_bytes = j.value("log_bytes", uint64_t{0});
-    r.parsed_offset = j.value("parsed_offset", uint64_t{0});
+    r.log_bytes = JsonIntegerOr(j, "log_bytes", uint64_t{0});
+    r.parsed_offset = JsonIntegerOr(j, "parsed_offset", uint64_t{0});
     if (j.contains("metrics")) r.metrics = MetricsFromJson(j["metrics"]);
     for (const json& e : j.value("events", json::array())) {
-      r.events.push_back({LogEventFromJson(e), e.value("time_unix_ms", int64_t{0})});
+      r.events.push_back({LogEventFromJson(e), JsonIntegerOr(e, "time_unix_ms", int64_t{0})});
     }
     return r;
   } catch (const std::exception& e) {

@@ -64,6 +64,15 @@ struct JobRecord {
   std::string cgroup;  // the job's memory cgroup, empty when it has none
   std::string log_path;   // where output.log is written (in a container's rootfs for LXC)
   std::string exit_path;  // where the wrapper records the exit status
+  // A container job: signals from the host stop at pct exec, so the wrapper
+  // inside starts the command in a session of its own and writes its pid
+  // (as the container numbers it) to pid_path. The agent finds that
+  // process's host pid and keeps it here; stop, the guard and liveness act
+  // on it. inner_pgid is 0 when the command could not lead its own group.
+  std::string pid_path;
+  int64_t inner_pid = 0;
+  int64_t inner_pgid = 0;
+  std::optional<uint64_t> inner_start_time;
   uint64_t log_bytes = 0;
   uint64_t parsed_offset = 0;  // log bytes already read into events and metrics
   MetricsState metrics;

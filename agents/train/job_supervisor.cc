@@ -298,7 +298,9 @@ void JobSupervisor::UpdateGuarded() {
   std::vector<GuardedJob> running;
   for (auto& [name, entry] : entries_) {
     const JobRecord& r = entry->record;
-    if (IsActive(r.state)) running.push_back({name, r.run_id, r.cgroup, r.pgid});
+    // A container job's memory is its command's, inside: guard that group.
+    int64_t group = r.inner_pgid > 0 ? r.inner_pgid : r.pgid;
+    if (IsActive(r.state)) running.push_back({name, r.run_id, r.cgroup, group});
   }
   std::lock_guard lock(guard_mutex_);
   guarded_ = std::move(running);

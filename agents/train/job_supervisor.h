@@ -150,6 +150,10 @@ class JobSupervisor {
   // recorded as running with the session's pane. False when not found.
   bool AdoptLaunched(Entry& entry);
   bool ProcessesRemain(const JobRecord& record);
+  bool InnerAlive(const JobRecord& record);
+  // A container job: reads the pid its wrapper wrote inside and finds that
+  // process on the host (until found).
+  void FindInnerProcess(Entry& entry);
   void SignalJob(const JobRecord& record, int sig);
   Status Save(Entry& entry);
   void Publish(const Entry& entry);

@@ -3,8 +3,11 @@
 // reconciliation at agent start. Only the owner thread runs this code.
 #include <signal.h>
 
+#include <charconv>
+
 #include <spdlog/spdlog.h>
 
+#include "agents/sys/confined_root.h"
 #include "agents/sys/files.h"
 #include "agents/train/exit_status.h"
 #include "agents/train/job_end.h"
@@ -57,6 +60,7 @@ bool JobSupervisor::ProcessesRemain(const JobRecord& r) {
     Result<std::vector<int64_t>> procs = options_.cgroups->Processes(r.cgroup);
     if (procs.ok() && !procs->empty()) return true;
   }
+  if (InnerAlive(r)) return true;
   if (r.pid > 0 && processes_.Alive(r.pid)) {
     if (!r.pid_start_time || processes_.StartTime(r.pid) == r.pid_start_time) return true;
     // The pid is another process's now. A pid is never handed out while a
@@ -67,7 +71,50 @@ bool JobSupervisor::ProcessesRemain(const JobRecord& r) {
   return r.pgid > 0 && processes_.GroupAlive(r.pgid);
 }
 
+bool JobSupervisor::InnerAlive(const JobRecord& r) {
+  if (r.inner_pid > 0 && processes_.Alive(r.inner_pid) &&
+      (!r.inner_start_time || processes_.StartTime(r.inner_pid) == r.inner_start_time)) {
+    return true;
+  }
+  return r.inner_pgid > 0 && processes_.GroupAlive(r.inner_pgid);
+}
+
+void JobSupervisor::FindInnerProcess(Entry& entry) {
+  JobRecord& r = entry.record;
+  if (r.pid_path.empty() || r.inner_pid > 0 || !IsActive(r.state)) return;
+  Result<std::string> text = sys::ReadRegularFile(r.pid_path, 32);
+  if (!text.ok()) return;  // not written yet
+  int64_t inner = 0;
+  std::string_view digits(*text);
+  while (!digits.empty() && digits.back() == '\n') digits.remove_suffix(1);
+  auto [end, err] = std::from_chars(digits.data(), digits.data() + digits.size(), inner);
+  if (err != std::errc() || end != digits.data() + digits.size() || inner <= 0) return;
+  std::optional<sys::ConfinedPath> where = sys::FindConfinedRoot(r.pid_path);
+  if (!where) return;
+  std::optional<int64_t> host = processes_.HostPidInContainer(where->root, inner);
+  if (!host) return;  // gone already, or not yet visible: the exit status will say
+  r.inner_pid = *host;
+  r.inner_start_time = processes_.StartTime(*host);
+  // setsid made it lead its own group; without setsid(1) in the container
+  // it shares the wrapper's, which only the pid reaches.
+  r.inner_pgid = processes_.ProcessGroup(*host) == *host ? *host : 0;
+  spdlog::info("job '{}' (run {}): its command is pid {} inside container {}, {} here", r.spec.name, r.run_id,
+               inner, r.spec.container, *host);
+  (void)Save(entry);
+  Publish(entry);
+  UpdateGuarded();
+}
+
 void JobSupervisor::SignalJob(const JobRecord& r, int sig) {
+  // A container job's command first: signals to the host side stop at pct
+  // exec and never reach it.
+  if (r.inner_pgid > 0) {
+    if (Status s = processes_.SignalGroup(r.inner_pgid, sig); !s.ok()) {
+      spdlog::warn("job '{}': {}", r.spec.name, s.message());
+    }
+  } else if (r.inner_pid > 0 && processes_.StartTime(r.inner_pid) == r.inner_start_time) {
+    (void)processes_.Signal(r.inner_pid, sig);
+  }
   if (r.pgid > 0) {
     if (Status s = processes_.SignalGroup(r.pgid, sig); !s.ok()) spdlog::warn("job '{}': {}", r.spec.name, s.message());
   }
@@ -163,6 +210,7 @@ void JobSupervisor::Refresh(Entry& entry, size_t ingest_bytes) {
     spdlog::info("job '{}': {} at offset {}", record.spec.name, e.kind, e.offset);
     PublishEvent(e.kind, record, e.message, ToJson(e));
   };
+  FindInnerProcess(entry);
   int64_t now = NowMs();
   bool events_added = ingest_bytes > 0 && entry.ingest.Ingest(r, ingest_bytes, now, on_event);
   bool settled = IsActive(r.state) && SettleIfEnded(entry);
@@ -185,7 +233,9 @@ void JobSupervisor::Refresh(Entry& entry, size_t ingest_bytes) {
 
 Result<JobRecord> JobSupervisor::DoStart(JobSpec spec) {
   const std::string name = spec.name;
-  if (spec.cwd.empty() && spec.container.empty()) spec.cwd = options_.default_cwd;
+  if (spec.cwd.empty()) {
+    spec.cwd = spec.container.empty() ? options_.default_cwd : launcher_.DefaultContainerCwd(spec.container);
+  }
   auto existing = entries_.find(name);
   uint32_t restarts = 0;
   if (existing != entries_.end()) {
@@ -219,6 +269,7 @@ Result<JobRecord> JobSupervisor::DoStart(JobSpec spec) {
   record.log_path = placement->log_path;
   record.exit_path = placement->exit_path;
   record.cgroup = placement->cgroup;
+  record.pid_path = placement->pid_path;
   Status saved = store_.Prepare(name);
   if (saved.ok()) saved = store_.Save(record);
   if (!saved.ok()) {

@@ -3,18 +3,34 @@
 namespace gpuctl::train {
 
 const char* const kJobWrapperScript =
-    "log=$1 status=$2 dir=$3 cgroup=$4; shift 4\n"
-    "stop=; trap 'stop=129' HUP; trap 'stop=130' INT; trap 'stop=143' TERM\n"
+    "log=$1 status=$2 dir=$3 cgroup=$4 pidfile=$5; shift 5\n"
+    "stop= child=\n"
+    // A signal to the wrapper is passed on to the command's own session (in
+    // a container; on the host the command shares the wrapper's group and
+    // has it already).
+    "on() { stop=$1; [ -n \"$child\" ] && { kill -s $2 -- -$child || kill -s $2 $child; } 2>/dev/null; }\n"
+    "trap 'on 129 HUP' HUP; trap 'on 130 INT' INT; trap 'on 143 TERM' TERM\n"
     "exec 3>&1\n"
     "echo \"gpuctl: output goes to $log\"\n"
     "exec >>\"$log\" 2>&1 </dev/null\n"
-    "record() { printf '%s\\n' \"$1\" >\"$status.tmp\" && mv -f \"$status.tmp\" \"$status\"; }\n"
-    "if [ -n \"$cgroup\" ] && ! echo $$ >\"$cgroup\"; then echo \"gpuctl: cannot join cgroup $cgroup\"; record 125; exit 125; fi\n"
-    "if [ -n \"$dir\" ] && ! cd \"$dir\"; then echo \"gpuctl: cannot enter $dir\"; record 126; exit 126; fi\n"
-    "if [ -n \"$stop\" ]; then record \"$stop\"; exit \"$stop\"; fi\n"
-    "\"$@\" 3>&-\n"
-    "code=$?\n"
-    "record \"$code\"\n"
+    "record() { printf '%s\\n' \"$1\" >\"$2.tmp\" && mv -f \"$2.tmp\" \"$2\"; }\n"
+    "if [ -n \"$cgroup\" ] && ! echo $$ >\"$cgroup\"; then echo \"gpuctl: cannot join cgroup $cgroup\"; record 125 \"$status\"; exit 125; fi\n"
+    "if [ -n \"$dir\" ] && ! cd \"$dir\"; then echo \"gpuctl: cannot enter $dir\"; record 126 \"$status\"; exit 126; fi\n"
+    "if [ -n \"$stop\" ]; then record \"$stop\" \"$status\"; exit \"$stop\"; fi\n"
+    "if [ -z \"$pidfile\" ]; then\n"
+    "  \"$@\" 3>&-\n"
+    "  code=$?\n"
+    "else\n"
+    // In the background without job control the command is not a group
+    // leader, so setsid(1) calls setsid() itself and execs: same pid.
+    "  if command -v setsid >/dev/null 2>&1; then setsid \"$@\" 3>&- & else \"$@\" 3>&- & fi\n"
+    "  child=$!\n"
+    "  record \"$child\" \"$pidfile\"\n"
+    "  [ -n \"$stop\" ] && on \"$stop\" TERM\n"
+    // wait returns early when a trap runs; wait again until the command is gone.
+    "  while :; do wait \"$child\"; code=$?; kill -0 \"$child\" 2>/dev/null || break; done\n"
+    "fi\n"
+    "record \"$code\" \"$status\"\n"
     "echo \"gpuctl: exited $code\" >&3\n"
     "exit \"$code\"\n";
 
@@ -30,7 +46,7 @@ sys::TmuxSessionSpec BuildLaunch(const JobSpec& spec, const LaunchPaths& paths, 
   argv.push_back("env");
   for (const auto& [key, value] : EffectiveEnv(spec)) argv.push_back(key + "=" + value);
   argv.insert(argv.end(), {"sh", "-c", kJobWrapperScript, "gpuctl-job", paths.log_path, paths.exit_path, spec.cwd,
-                            paths.cgroup_procs});
+                            paths.cgroup_procs, paths.pid_path});
   for (std::string& arg : EffectiveCommand(spec)) argv.push_back(std::move(arg));
   return launch;
 }

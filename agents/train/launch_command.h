@@ -31,6 +31,10 @@ struct LaunchPaths {
   // starts, so every process of the job is in the job's cgroup from birth.
   // Empty: no cgroup of its own.
   std::string cgroup_procs;
+  // Container jobs: where the wrapper writes the pid of the command, which
+  // it starts in a session of its own (setsid). Empty: the command runs in
+  // the wrapper's group, which the host signals directly.
+  std::string pid_path;
 };
 
 // env K=V... sh -c WRAPPER gpuctl-job LOG EXIT CWD CGROUP_PROCS ARGV...; for a container,

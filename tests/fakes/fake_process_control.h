@@ -13,6 +13,8 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "agents/sys/process_control.h"
@@ -70,6 +72,12 @@ class FakeProcessControl final : public sys::ProcessControl {
     if (it == groups_.end()) return std::nullopt;
     return it->second;
   }
+  std::optional<int64_t> HostPidInContainer(const std::string& container_root, int64_t inner_pid) override {
+    std::lock_guard lock(mutex_);
+    auto it = container_pids_.find({container_root, inner_pid});
+    if (it == container_pids_.end() || !alive_.contains(it->second)) return std::nullopt;
+    return it->second;
+  }
   Status Signal(int64_t pid, int sig) override { return Record({pid, false, sig}); }
   Status SignalGroup(int64_t pgid, int sig) override { return Record({pgid, true, sig}); }
 
@@ -81,6 +89,12 @@ class FakeProcessControl final : public sys::ProcessControl {
     groups_[pid] = pgid;
     start_times_[pid] = start_time;
     groups_alive_.insert(pgid);
+  }
+  // Process `inner_pid` of the container rooted at `container_root` is
+  // `host_pid` here.
+  void MapContainerPid(const std::string& container_root, int64_t inner_pid, int64_t host_pid) {
+    std::lock_guard lock(mutex_);
+    container_pids_[{container_root, inner_pid}] = host_pid;
   }
   void SetAlive(int64_t pid, bool alive) {
     std::lock_guard lock(mutex_);
@@ -171,6 +185,7 @@ class FakeProcessControl final : public sys::ProcessControl {
   std::map<int64_t, uint64_t> start_times_;
   std::map<int64_t, int64_t> groups_;
   std::map<int64_t, Reaction> reactions_;
+  std::map<std::pair<std::string, int64_t>, int64_t> container_pids_;
   std::vector<SentSignal> signals_;
   SignalHook on_signal_;
   AliveHook on_alive_;

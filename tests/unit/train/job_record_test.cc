@@ -262,6 +262,40 @@ TEST(JobRecordJson, MissingOptionalFieldsTakeTheirDefaults) {
   EXPECT_EQ(r->metrics.step, std::nullopt);
 }
 
+// A record may have been edited or planted: an integer field holding 1e300
+// was converted to int64_t, which is undefined behaviour (a job record
+// variant of what tests/fuzz/event_journal_fuzz found; kept as
+// tests/fuzz/regressions/job_record/pid-1e300). Fractions and values the
+// field cannot hold (-1 restarts) are refused as well, naming the value.
+TEST(JobRecordJson, IntegerFieldsRefuseOtherNumbers) {
+  struct Case {
+    std::vector<std::string> path;
+    json value;
+  };
+  for (const Case& c : std::vector<Case>{{{"pid"}, 1e300},
+                                          {{"created_unix_ms"}, 1.5},
+                                          {{"restart_count"}, -1},
+                                          {{"exit_code"}, 4294967296},
+                                          {{"pid_start_time"}, -3},
+                                          {{"metrics", "step"}, 2.5},
+                                          {{"metrics", "lines_seen"}, 1e20},
+                                          {{"spec", "mem_limit_bytes"}, 1e30},
+                                          {{"events", "0", "offset"}, 1e300},
+                                          {{"events", "0", "time_unix_ms"}, 1e300}}) {
+    json j = ToJson(FullRecord());
+    ASSERT_FALSE(j["events"].empty());
+    json* field = &j;
+    for (size_t i = 0; i + 1 < c.path.size(); ++i) {
+      field = field->is_array() ? &(*field)[std::stoul(c.path[i])] : &(*field)[c.path[i]];
+    }
+    (*field)[c.path.back()] = c.value;
+    Result<JobRecord> r = JobRecordFromJson(j);
+    ASSERT_FALSE(r.ok()) << c.path.back() << " = " << c.value.dump();
+    EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find("expected an integer"), std::string::npos) << r.status().message();
+  }
+}
+
 // --- JobStore ---
 
 JobRecord RecordNamed(const std::string& name, int64_t created) {

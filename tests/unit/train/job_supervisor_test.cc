@@ -257,6 +257,7 @@ TEST_F(JobSupervisorTest, PaneGoneAtOnceSettlesFromTheExitFile) {
 
 TEST_F(JobSupervisorTest, ContainerJobRunsThroughPctAndLogsInItsRootfs) {
   runner_.SetResult({"pct", "status", "200"}, FakeCommandRunner::Output(0, "status: running\n"));
+  dir_.MakeDir("lxc/200/rootfs");
   JobSpec spec = Spec("ct");
   spec.container = "200";
   JobRecord r = StartOk(spec);
@@ -285,6 +286,65 @@ TEST_F(JobSupervisorTest, ContainerJobRunsThroughPctAndLogsInItsRootfs) {
   JobRecord done = Get("ct");
   EXPECT_EQ(done.state, JobState::kSucceeded);
   EXPECT_EQ(done.metrics.step, 12u);
+}
+
+// Signals from the host stop at pct exec: stop, the guard and liveness go
+// to the command's own group inside, found from the pid its wrapper wrote.
+TEST_F(JobSupervisorTest, ContainerStopReachesTheCommandInsideAndWaitsForItToGo) {
+  runner_.SetResult({"pct", "status", "200"}, FakeCommandRunner::Output(0, "status: running\n"));
+  const std::string rootfs = dir_.path() + "/lxc/200/rootfs";
+  dir_.MakeDir("lxc/200/rootfs/root");
+  JobSpec spec = Spec("ct");
+  spec.container = "200";
+  JobRecord r = StartOk(spec);
+  EXPECT_EQ(r.spec.cwd, "/root");  // the container's, never the client's
+  EXPECT_EQ(r.pid_path, rootfs + "/var/lib/gpuctl/jobs/ct/job_pid");
+  const std::vector<std::string> argv = tmux_.new_sessions().at(0).argv;
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "/var/lib/gpuctl/jobs/ct/job_pid"), argv.end());
+
+  // The command is pid 17 inside, 7017 here.
+  procs_.AddProcess(7017, 7017, 555);
+  procs_.MapContainerPid(rootfs, 17, 7017);
+  WriteText(r.pid_path, "17\n");
+  JobRecord found = Get("ct");
+  EXPECT_EQ(found.inner_pid, 7017);
+  EXPECT_EQ(found.inner_pgid, 7017);
+  EXPECT_EQ(found.inner_start_time, 555u);
+  EXPECT_EQ(OnDisk("ct").inner_pgid, 7017);
+  std::vector<GuardedJob> guarded = Supervisor().RunningJobs();
+  ASSERT_EQ(guarded.size(), 1u);
+  EXPECT_EQ(guarded[0].pgid, 7017);
+
+  // The host side (pct exec) going away does not end the job: it runs inside.
+  procs_.KillGroup(r.pgid);
+  EXPECT_EQ(Get("ct").state, JobState::kRunning);
+
+  procs_.SetReaction(7017, FakeProcessControl::Reaction::kDiesOnSigterm);
+  procs_.SetOnSignal([&](const Signal& sent) {
+    if (sent.target == 7017 && sent.sig == SIGTERM) WriteText(r.exit_path, "143\n");
+  });
+  Result<JobRecord> stopped = Supervisor().StopJob("ct", 5s);
+  ASSERT_TRUE(stopped.ok()) << stopped.status().message();
+  EXPECT_EQ(stopped->state, JobState::kStopped);
+  ASSERT_FALSE(procs_.signals().empty());
+  EXPECT_EQ(procs_.signals().front(), (Signal{7017, true, SIGTERM}));
+}
+
+TEST_F(JobSupervisorTest, AContainerCwdIsCheckedInsideTheContainer) {
+  runner_.SetResult({"pct", "status", "200"}, FakeCommandRunner::Output(0, "status: running\n"));
+  dir_.MakeDir("lxc/200/rootfs/srv/data");
+  JobSpec spec = Spec("ctcwd");
+  spec.container = "200";
+  spec.cwd = "/srv/missing";
+  const int calls = TmuxCallsAfterStart();
+  Result<JobRecord> missing = Supervisor().StartJob(spec);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(missing.status().message().find("no such directory in container 200"), std::string::npos)
+      << missing.status().message();
+  EXPECT_EQ(tmux_.calls(), calls);
+  spec.cwd = "/srv/data";
+  EXPECT_EQ(StartOk(spec).spec.cwd, "/srv/data");
 }
 
 TEST_F(JobSupervisorTest, ContainerScriptIsCheckedInsideTheRootfs) {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <csignal>
+#include <thread>
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -32,8 +34,9 @@ JobSpec Spec() {
   return spec;
 }
 
-LaunchPaths Paths(std::string log, std::string exit, std::string cgroup_procs = "") {
+LaunchPaths Paths(std::string log, std::string exit, std::string cgroup_procs = "", std::string pid_path = "") {
   LaunchPaths paths;
+  paths.pid_path = std::move(pid_path);
   paths.log_path = std::move(log);
   paths.exit_path = std::move(exit);
   paths.cgroup_procs = std::move(cgroup_procs);
@@ -47,8 +50,8 @@ TEST(BuildLaunch, HostArgv) {
   EXPECT_EQ(launch.session, "gpuctl-j1");
   EXPECT_EQ(launch.argv, (Argv{"env", "CUDA_VISIBLE_DEVICES=0", "GPUCTL_ANCHORS=64", "GPUCTL_JOB=j1",
                                "PYTHONUNBUFFERED=1", "sh", "-c", kJobWrapperScript, "gpuctl-job",
-                               "/state/jobs/j1/output.log", "/state/jobs/j1/exit_status", "/srv", "", "python",
-                               "train.py", "--max-anchors", "64"}));
+                               "/state/jobs/j1/output.log", "/state/jobs/j1/exit_status", "/srv", "", "",
+                               "python", "train.py", "--max-anchors", "64"}));
   // The environment travels in argv (so it crosses into containers) and the
   // wrapper enters the cwd itself: tmux gets neither.
   EXPECT_TRUE(launch.env.empty());
@@ -62,7 +65,7 @@ TEST(BuildLaunch, EmptyCwdIsPassedAsAnEmptyArgument) {
   spec.gpus.clear();
   EXPECT_EQ(BuildLaunch(spec, kPaths).argv,
             (Argv{"env", "GPUCTL_JOB=j1", "PYTHONUNBUFFERED=1", "sh", "-c", kJobWrapperScript, "gpuctl-job",
-                  "/state/jobs/j1/output.log", "/state/jobs/j1/exit_status", "", "", "python", "train.py"}));
+                  "/state/jobs/j1/output.log", "/state/jobs/j1/exit_status", "", "", "", "python", "train.py"}));
 }
 
 TEST(BuildLaunch, ContainerArgvGoesThroughPctExec) {
@@ -70,13 +73,15 @@ TEST(BuildLaunch, ContainerArgvGoesThroughPctExec) {
   spec.container = "200";
   spec.command = {"python", "train.py", "a b;$(touch pwned)'\""};
   LaunchPaths inside = Paths("/var/lib/gpuctl/jobs/j1/output.log", "/var/lib/gpuctl/jobs/j1/exit_status");
+  inside.pid_path = "/var/lib/gpuctl/jobs/j1/job_pid";
   sys::TmuxSessionSpec launch = BuildLaunch(spec, inside, "/usr/sbin/pct");
   EXPECT_EQ(launch.session, "gpuctl-j1");
   EXPECT_EQ(launch.argv,
             (Argv{"/usr/sbin/pct", "exec", "200", "--", "env", "CUDA_VISIBLE_DEVICES=0", "GPUCTL_ANCHORS=64",
                   "GPUCTL_JOB=j1", "PYTHONUNBUFFERED=1", "sh", "-c", kJobWrapperScript, "gpuctl-job",
-                  "/var/lib/gpuctl/jobs/j1/output.log", "/var/lib/gpuctl/jobs/j1/exit_status", "/srv", "", "python",
-                  "train.py", "a b;$(touch pwned)'\"", "--max-anchors", "64"}));
+                  "/var/lib/gpuctl/jobs/j1/output.log", "/var/lib/gpuctl/jobs/j1/exit_status", "/srv", "",
+                  "/var/lib/gpuctl/jobs/j1/job_pid", "python", "train.py", "a b;$(touch pwned)'\"", "--max-anchors",
+                  "64"}));
   EXPECT_EQ(BuildLaunch(spec, inside).argv.front(), "pct");
 }
 
@@ -86,7 +91,7 @@ TEST(BuildLaunch, CgroupProcsFollowsTheCwd) {
   auto c = std::find(launch.argv.begin(), launch.argv.end(), "gpuctl-job");
   ASSERT_NE(c, launch.argv.end());
   EXPECT_EQ(Argv(c, launch.argv.end()), (Argv{"gpuctl-job", "/l", "/e", "/srv", "/sys/fs/cgroup/gpuctl/j1/cgroup.procs",
-                                              "python", "train.py", "--max-anchors", "64"}));
+                                              "", "python", "train.py", "--max-anchors", "64"}));
 }
 
 TEST(BuildLaunch, UserInputNeverEntersTheScript) {
@@ -118,7 +123,7 @@ class JobWrapperTest : public ::testing::Test {
     sys::RunOptions options;
     options.timeout = std::chrono::seconds(20);
     Result<sys::CommandOutput> out =
-        runner_->Run(BuildLaunch(spec, Paths(log_, exit_, cgroup_procs_)).argv, options);
+        runner_->Run(BuildLaunch(spec, Paths(log_, exit_, cgroup_procs_, pid_path_)).argv, options);
     EXPECT_TRUE(out.ok()) << out.status().message();
     return out.ok() ? *out : sys::CommandOutput{};
   }
@@ -135,6 +140,7 @@ class JobWrapperTest : public ::testing::Test {
   std::string log_;
   std::string exit_;
   std::string cgroup_procs_;
+  std::string pid_path_;  // set: the container form (command in a session of its own)
   std::unique_ptr<sys::CommandRunner> runner_ = sys::MakeSubprocessRunner();
 };
 
@@ -209,6 +215,45 @@ TEST_F(JobWrapperTest, ArgumentsReachTheProgramVerbatim) {
     EXPECT_FALSE(fs::exists(where + "/pwned")) << where;
     EXPECT_FALSE(fs::exists(where + "/pwned2")) << where;
   }
+}
+
+// The container form: the host's signals stop at pct exec, so the command
+// leads a session of its own and its pid is written where the agent reads it.
+TEST_F(JobWrapperTest, InTheContainerFormTheCommandLeadsItsOwnSessionAndItsPidIsRecorded) {
+  pid_path_ = dir_.path() + "/out dir/job_pid";
+  const std::string ids = dir_.path() + "/ids";
+  sys::CommandOutput out = Launch({"/bin/sh", "-c", "echo $$ $(cut -d' ' -f5,6 /proc/$$/stat) >'" + ids + "'"});
+  EXPECT_EQ(out.exit_code, 0);
+  EXPECT_EQ(Read(exit_), "0\n");
+  std::istringstream in(Read(ids));
+  int64_t pid = 0, pgrp = 0, session = 0;
+  ASSERT_TRUE(in >> pid >> pgrp >> session) << Read(ids);
+  EXPECT_EQ(Read(pid_path_), std::to_string(pid) + "\n");
+  EXPECT_EQ(pgrp, pid);
+  EXPECT_EQ(session, pid);
+}
+
+TEST_F(JobWrapperTest, InTheContainerFormASigtermToTheWrapperReachesTheCommandAndRecords143) {
+  pid_path_ = dir_.path() + "/out dir/job_pid";
+  sys::CommandOutput out;
+  std::thread wrapper([&] { out = Launch({"sleep", "30"}); });
+  // The wrapper is the command's parent: signal it alone, as lxc-attach
+  // forwards a signal to the process it attached.
+  int64_t child = 0;
+  for (int i = 0; i < 500 && child == 0; ++i) {
+    std::istringstream(Read(pid_path_)) >> child;
+    if (child == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GT(child, 0);
+  std::string stat = Read("/proc/" + std::to_string(child) + "/stat");
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  char state = 0;
+  int64_t wrapper_pid = 0;
+  ASSERT_TRUE(fields >> state >> wrapper_pid) << stat;
+  ASSERT_EQ(::kill(static_cast<pid_t>(wrapper_pid), SIGTERM), 0);
+  wrapper.join();
+  EXPECT_EQ(Read(exit_), "143\n");
+  EXPECT_NE(::kill(static_cast<pid_t>(child), 0), 0) << "the command outlived its wrapper's stop";
 }
 
 }  // namespace
