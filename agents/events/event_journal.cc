@@ -9,6 +9,7 @@
 #include <deque>
 
 #include "agents/sys/files.h"
+#include "common/json_integer.h"
 #include "common/json_text.h"
 
 namespace gpuctl::events {
@@ -49,8 +50,8 @@ Result<AgentEvent> EventJournal::FromLine(std::string_view line) {
   if (j.is_discarded() || !j.is_object()) return InvalidArgument("not a journal line");
   try {
     AgentEvent e;
-    e.seq = j.at("seq").get<uint64_t>();
-    e.time_unix_ms = j.at("time_unix_ms").get<int64_t>();
+    e.seq = JsonInteger<uint64_t>(j.at("seq"));
+    e.time_unix_ms = JsonInteger<int64_t>(j.at("time_unix_ms"));
     e.kind = j.at("kind").get<std::string>();
     e.job = j.value("job", "");
     e.message = j.value("message", "");

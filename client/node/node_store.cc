@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agents/sys/files.h"
+#include "common/json_integer.h"
 #include "common/json_text.h"
 
 namespace gpuctl::client {
@@ -39,9 +40,9 @@ Node FromJson(const nlohmann::json& j) {
   node.name = j.at("name").get<std::string>();
   node.host = j.at("host").get<std::string>();
   node.user = j.value("user", "");
-  if (j.contains("port")) node.port = j.at("port").get<int>();
+  if (j.contains("port")) node.port = JsonInteger<int>(j.at("port"));
   node.identity_file = j.value("identity_file", "");
-  if (j.contains("container")) node.container_vmid = j.at("container").get<int>();
+  if (j.contains("container")) node.container_vmid = JsonInteger<int>(j.at("container"));
   node.agent_prefix = j.value("agent_prefix", "");
   return node;
 }
@@ -108,6 +109,25 @@ std::string FormatNodeTarget(const Node& node) {
   return out;
 }
 
+Result<std::vector<Node>> ParseNodesFile(std::string_view text, const std::string& path) {
+  try {
+    nlohmann::json j = nlohmann::json::parse(text);
+    std::vector<Node> nodes;
+    for (const auto& entry : j.at("nodes")) nodes.push_back(FromJson(entry));
+    return nodes;
+  } catch (const nlohmann::json::exception& e) {
+    return Status(ErrorCode::kInvalidArgument,
+                  path + " is not a gpuctl nodes file (" + e.what() + "); fix or remove it");
+  }
+}
+
+std::string FormatNodesFile(const std::vector<Node>& nodes) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const Node& node : nodes) list.push_back(ToJson(node));
+  nlohmann::json doc{{"version", kFormatVersion}, {"nodes", list}};
+  return DumpJson(doc, 2) + "\n";
+}
+
 std::string DefaultNodesPath(const std::string& xdg_config_home, const std::string& home) {
   std::string base = !xdg_config_home.empty() ? xdg_config_home : home + "/.config";
   return base + "/gpuctl/nodes.json";
@@ -125,15 +145,7 @@ Result<std::vector<Node>> NodeStore::List() const {
   if (!sys::PathExists(path_)) return std::vector<Node>{};
   Result<std::string> text = sys::ReadWholeFile(path_);
   if (!text.ok()) return text.status();
-  try {
-    nlohmann::json j = nlohmann::json::parse(*text);
-    std::vector<Node> nodes;
-    for (const auto& entry : j.at("nodes")) nodes.push_back(FromJson(entry));
-    return nodes;
-  } catch (const nlohmann::json::exception& e) {
-    return Status(ErrorCode::kInvalidArgument,
-                  path_ + " is not a gpuctl nodes file (" + e.what() + "); fix or remove it");
-  }
+  return ParseNodesFile(*text, path_);
 }
 
 Result<Node> NodeStore::Find(const std::string& name) const {
@@ -174,12 +186,9 @@ Status NodeStore::Remove(const std::string& name) {
 }
 
 Status NodeStore::Save(const std::vector<Node>& nodes) const {
-  nlohmann::json list = nlohmann::json::array();
-  for (const Node& node : nodes) list.push_back(ToJson(node));
   std::string dir = std::filesystem::path(path_).parent_path().string();
   if (Status s = sys::EnsureDir(dir, 0700); !s.ok()) return s;
-  nlohmann::json doc{{"version", kFormatVersion}, {"nodes", list}};
-  return sys::WriteFileAtomic(path_, DumpJson(doc, 2) + "\n", 0600);
+  return sys::WriteFileAtomic(path_, FormatNodesFile(nodes), 0600);
 }
 
 }  // namespace gpuctl::client

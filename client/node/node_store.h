@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -32,6 +33,12 @@ Result<Node> ParseNodeTarget(const std::string& name, const std::string& target)
 std::string FormatNodeTarget(const Node& node);
 // Letters, digits, '-', '_', '.'; 1..64 characters; not "local".
 Status ValidateNodeName(const std::string& name);
+
+// The nodes file's text, and back; pure (NodeStore reads and writes the
+// file). `path` only names the file in errors: kInvalidArgument for text
+// that is not a gpuctl nodes file.
+Result<std::vector<Node>> ParseNodesFile(std::string_view text, const std::string& path);
+std::string FormatNodesFile(const std::vector<Node>& nodes);
 
 // $XDG_CONFIG_HOME/gpuctl/nodes.json, else $HOME/.config/gpuctl/nodes.json.
 std::string DefaultNodesPath(const std::string& xdg_config_home, const std::string& home);

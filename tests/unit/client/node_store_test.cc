@@ -129,5 +129,25 @@ TEST(NodeStore, CorruptFileIsAnErrorNotAnEmptyList) {
   EXPECT_EQ(text, "{ not json");
 }
 
+// The defect tests/fuzz/event_journal_fuzz found, here too: a port of 1e300
+// in a hand-edited file was converted to int, which is undefined behaviour.
+TEST(NodeStore, PortOrContainerThatIsNotAnIntIsAnErrorNamingTheFile) {
+  for (const char* field : {R"("port": 1e300)", R"("port": 22.5)", R"("container": 4294967296)"}) {
+    std::string text = std::string(R"({"nodes": [{"name": "a", "host": "h", )") + field + "}]}";
+    Result<std::vector<Node>> nodes = ParseNodesFile(text, "/home/me/nodes.json");
+    ASSERT_FALSE(nodes.ok()) << field;
+    EXPECT_NE(nodes.status().message().find("/home/me/nodes.json"), std::string::npos) << nodes.status().message();
+  }
+}
+
+TEST(NodeStore, FileTextRoundTrips) {
+  std::vector<Node> nodes = {*ParseNodeTarget("a", "me@[fe80::1]:2200"), *ParseNodeTarget("b", "gpu-box")};
+  nodes[1].container_vmid = 101;
+  nodes[1].agent_prefix = "/opt/gpuctl";
+  Result<std::vector<Node>> back = ParseNodesFile(FormatNodesFile(nodes), "nodes.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(*back, nodes);
+}
+
 }  // namespace
 }  // namespace gpuctl::client

@@ -105,5 +105,19 @@ TEST(EventJournalTest, LinesRoundTripWhateverTheBytes) {
   EXPECT_FALSE(EventJournal::FromLine("not json").ok());
 }
 
+// Found by tests/fuzz/event_journal_fuzz: a time of 17145684000014568400000
+// (too big for any integer, so JSON reads it as a double) was converted to
+// int64_t, which is undefined behaviour. Such a line is skipped like any
+// other that does not parse.
+TEST(EventJournalTest, NumbersThatAreNotIntegersOfTheirFieldAreRefused) {
+  for (const char* line : {R"({"seq":1,"time_unix_ms":17145684000014568400000,"kind":"k"})",
+                           R"({"seq":1e300,"time_unix_ms":0,"kind":"k"})", R"({"seq":-1,"time_unix_ms":0,"kind":"k"})",
+                           R"({"seq":1.5,"time_unix_ms":0,"kind":"k"})"}) {
+    Result<AgentEvent> e = EventJournal::FromLine(line);
+    EXPECT_FALSE(e.ok()) << line;
+  }
+  EXPECT_TRUE(EventJournal::FromLine(R"({"seq":18446744073709551615,"time_unix_ms":-1,"kind":"k"})").ok());
+}
+
 }  // namespace
 }  // namespace gpuctl::events
