@@ -80,8 +80,11 @@ Result<uint64_t> ReclaimableFileFrom(const FlatKeyed& stat, std::string_view act
   };
   std::optional<uint64_t> a = value(active), i = value(inactive);
   if (!a || !i) return NotFound(source + " has no " + std::string(a ? inactive : active));
-  uint64_t file = *a + *i;
-  uint64_t busy = value(dirty).value_or(0) + value(writeback).value_or(0);
+  // Capped, not wrapped: figures near 2^64 (a corrupt or made-up file) must
+  // not add up to a small one.
+  auto sum = [](uint64_t x, uint64_t y) { return x > UINT64_MAX - y ? UINT64_MAX : x + y; };
+  uint64_t file = sum(*a, *i);
+  uint64_t busy = sum(value(dirty).value_or(0), value(writeback).value_or(0));
   return file > busy ? file - busy : 0;
 }
 

@@ -38,7 +38,8 @@ using FlatKeyed = std::map<std::string, uint64_t, std::less<>>;
 Result<FlatKeyed> ParseFlatKeyed(std::string_view text);
 
 // Reclaimable file cache from a memory.stat: active + inactive file pages
-// less dirty and writeback ones (clamped at 0). The two file keys must be
+// less dirty and writeback ones (clamped at 0; sums are capped at 2^64-1
+// rather than wrapped). The two file keys must be
 // there (kNotFound naming `source` otherwise); dirty and writeback count as
 // 0 when absent.
 Result<uint64_t> ReclaimableFileFrom(const FlatKeyed& stat, std::string_view active, std::string_view inactive,

@@ -53,6 +53,21 @@ TEST(CgroupParsers, FlatKeyedReadsEventsAndOomControl) {
   EXPECT_FALSE(ParseFlatKeyed("oom_kill x\n").ok());
 }
 
+TEST(CgroupParsers, ReclaimableFileIsFilePagesLessDirtyOnes) {
+  auto reclaimable = [](std::string_view text) {
+    return ReclaimableFileFrom(*ParseFlatKeyed(text), "active_file", "inactive_file", "file_dirty", "file_writeback",
+                               "memory.stat");
+  };
+  EXPECT_EQ(*reclaimable("active_file 300\ninactive_file 200\nfile_dirty 50\nfile_writeback 25\n"), 425u);
+  EXPECT_EQ(*reclaimable("active_file 10\ninactive_file 0\nfile_dirty 50\n"), 0u);
+  EXPECT_EQ(reclaimable("active_file 10\n").status().code(), ErrorCode::kNotFound);
+  // Checked by tests/fuzz/cgroup_files_fuzz: figures near 2^64 used to wrap
+  // into a small sum (18446744073709551615 + 2 read as 1 byte).
+  EXPECT_EQ(*reclaimable("active_file 18446744073709551615\ninactive_file 2\n"), UINT64_MAX);
+  EXPECT_EQ(*reclaimable("active_file 5\ninactive_file 5\nfile_dirty 18446744073709551615\nfile_writeback 1\n"),
+            0u);
+}
+
 TEST(CgroupParsers, ControllerList) {
   EXPECT_TRUE(ControllerListHas("cpuset cpu io memory pids\n", "memory"));
   EXPECT_FALSE(ControllerListHas("hugetlb\n", "memory"));
