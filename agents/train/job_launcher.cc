@@ -48,6 +48,10 @@ Result<Placement> JobLauncher::Plan(const JobSpec& spec, const std::string& run_
   const std::string& name = spec.name;
   if (!spec.container.empty()) {
     if (Status s = CheckContainerRunning(spec.container); !s.ok()) return s;
+    if (std::string root = HostPathForContainer(spec.container, ""); !sys::IsDirectory(root)) {
+      return FailedPrecondition("container " + spec.container + " runs, but its root filesystem is not at " + root +
+                                " (set gpuctld --lxc-rootfs)");
+    }
   }
   Placement p;
   p.inside = {store_.LogPath(name), store_.ExitPath(name), "", ""};

@@ -202,6 +202,7 @@ TEST_F(Train, BadInputIsRefusedWithExit2AndNothingStarts) {
 
 TEST_F(Train, ContainerJobsRunThroughPctExecAndLogThroughTheRootfs) {
   StartTrainAgent();
+  dir_.MakeDir("lxc/200/rootfs");
   RunResult r = Gpuctl({"train", "start", "--name", "inct", "--container", "200", "--", "sh", "-c",
                         "echo inside $GPUCTL_JOB; exit 3"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

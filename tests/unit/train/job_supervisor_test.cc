@@ -349,6 +349,7 @@ TEST_F(JobSupervisorTest, AContainerCwdIsCheckedInsideTheContainer) {
 
 TEST_F(JobSupervisorTest, ContainerScriptIsCheckedInsideTheRootfs) {
   runner_.SetResult({"pct", "status", "200"}, FakeCommandRunner::Output(0, "status: running\n"));
+  dir_.MakeDir("lxc/200/rootfs");
   JobSpec spec = Spec("cts");
   spec.container = "200";
   spec.script = "/opt/train.sh";
@@ -390,6 +391,18 @@ TEST_F(JobSupervisorTest, MissingContainerIsRefused) {
   EXPECT_NE(r.status().message().find("container 999 does not exist"), std::string::npos) << r.status().message();
   EXPECT_NE(r.status().message().find("'nodes/pve/lxc/999.conf' does not exist (see pct list)"), std::string::npos)
       << r.status().message();
+  EXPECT_EQ(tmux_.calls(), calls);
+}
+
+TEST_F(JobSupervisorTest, ARunningContainerWithoutItsRootWhereExpectedIsRefusedNamingTheFlag) {
+  runner_.SetResult({"pct", "status", "200"}, FakeCommandRunner::Output(0, "status: running\n"));
+  JobSpec spec = Spec("noroot");
+  spec.container = "200";
+  const int calls = TmuxCallsAfterStart();
+  Result<JobRecord> r = Supervisor().StartJob(spec);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), ErrorCode::kFailedPrecondition);
+  EXPECT_NE(r.status().message().find("--lxc-rootfs"), std::string::npos) << r.status().message();
   EXPECT_EQ(tmux_.calls(), calls);
 }
 
