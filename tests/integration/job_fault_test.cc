@@ -4,6 +4,9 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <random>
 #include <set>
 
@@ -121,6 +124,75 @@ TEST_F(JobFaults, CorruptRecordIsShownUnreadableAndRemovedWithTrainRm) {
   EXPECT_EQ(busy.exit_code, 2) << busy.err;
   EXPECT_NE(busy.err.find("stop it first"), std::string::npos) << busy.err;
   Gpuctl({"train", "stop", "busy", "--grace", "0s"});
+}
+
+// A stop whose agent is killed during the grace still ends the job: the
+// request and its deadline were saved, and the next agent SIGKILLs on time.
+TEST_F(JobFaults, AStopInterruptedByAnAgentRestartStillEnds) {
+  StartTrainAgent();
+  ASSERT_EQ(Gpuctl({"train", "start", "--name", "deaf", "--", "sh", "-c", "trap '' TERM; sleep 300"}).exit_code, 0);
+  std::vector<std::string> argv = {BinaryPath("gpuctl"), "--agent", address_, "train", "stop", "deaf", "--grace", "2s"};
+  BackgroundProcess stop(argv, dir_.path() + "/stop.log");
+  // Wait until the request is on disk, then kill the agent in the grace.
+  auto saved = [&] { return ReadFile(StateDir() + "/jobs/deaf/job.json").find("\"stop_requested\": true") != std::string::npos ||
+                            ReadFile(StateDir() + "/jobs/deaf/job.json").find("\"stop_requested\":true") != std::string::npos; };
+  for (int i = 0; i < 200 && !saved(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(saved()) << ReadFile(StateDir() + "/jobs/deaf/job.json");
+  RestartAgent();
+  stop.WaitForExit(std::chrono::seconds(10));
+  json job = WaitForEnd("deaf", std::chrono::seconds(20));
+  EXPECT_EQ(job["state"], "stopped") << job.dump();
+  EXPECT_FALSE(TmuxSessions().contains("gpuctl-deaf"));
+}
+
+// The state directory on a 2 MiB tmpfs that a job's own log fills up: a
+// start either records its job or starts nothing, the agent keeps
+// answering, and nothing is invisible after a restart.
+TEST_F(JobFaults, AFullStateDirectoryNeverHidesAJobNorStopsTheAgent) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mounting a tmpfs needs root";
+  std::filesystem::create_directories(StateDir());
+  if (RunProgram({"mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", StateDir()}).exit_code != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs here";
+  }
+  struct Unmount {
+    std::string dir;
+    ~Unmount() { RunProgram({"umount", "-l", dir}); }
+  } unmount{StateDir()};
+  StartTrainAgent();
+  // 4 MB of log into 2 MiB: the job's own writes hit ENOSPC.
+  ASSERT_EQ(Gpuctl({"train", "start", "--name", "filler", "--", "sh", "-c", "head -c 4000000 /dev/zero | tr '\\0' x; exit 0"})
+                .exit_code,
+            0);
+  WaitForEnd("filler");
+  int said_started = 0, refused = 0;
+  for (int i = 0; i < 5; ++i) {
+    RunResult r = Gpuctl({"train", "start", "--name", "full" + std::to_string(i), "--", "sleep", "300"});
+    if (r.exit_code == 0) {
+      ++said_started;
+    } else {
+      ++refused;
+      EXPECT_FALSE(TmuxSessions().contains("gpuctl-full" + std::to_string(i))) << "refused, yet it runs: " << r.err;
+    }
+  }
+  EXPECT_GT(refused, 0) << "the state directory never filled";
+  RunResult health = Gpuctl({"health"});
+  EXPECT_NE(health.exit_code, 3) << "the agent stopped answering: " << health.err;
+  RestartAgent();
+  RunResult list = Gpuctl({"-o", "json", "train", "list"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  std::set<std::string> listed;
+  // Named: a range-for over json::parse(...)["jobs"] reads the temporary
+  // after it is destroyed (ASan: heap-use-after-free).
+  json listed_json = json::parse(list.out);
+  for (const json& job : listed_json["jobs"]) listed.insert(job["name"].get<std::string>());
+  for (const std::string& session : TmuxSessions()) {
+    EXPECT_TRUE(listed.contains(session.substr(std::string("gpuctl-").size()))) << session << " runs unseen";
+  }
+  // Space comes back with train rm, and starts work again.
+  ASSERT_EQ(Gpuctl({"train", "rm", "filler"}).exit_code, 0);
+  EXPECT_EQ(Gpuctl({"train", "start", "--name", "after", "--", "true"}).exit_code, 0);
+  for (int i = 0; i < 5; ++i) Gpuctl({"train", "stop", "full" + std::to_string(i), "--grace", "0s"});
+  RecordProperty("starts_said_started_on_a_full_disk", said_started);
 }
 
 }  // namespace

@@ -18,9 +18,16 @@
 // the same rates outside gpuctl. Crossing (host MemAvailable < line), death
 // (pidfd) and freed are measured by the same 1 ms poll. What is compared is
 // therefore the detection + kill + exit latency at the same rate and line,
-// not the same domain. Never fails on timing; exit 1 only when it cannot run.
+// not the same domain.
 //
-//   guard_bench [--episodes N] [--rates 1,4] [--no-earlyoom] [--earlyoom PATH]
+// Then gpuctl's host domain, the default on real GPU hosts (PSI trigger plus
+// MemAvailable): the same ballast, gpuctld --guard-domain host with the same
+// line as its reserve, jobs in cgroups of their own under a parent limited to
+// 4 GiB (more than the host has left, so the host line is what is crossed).
+// This one compares with earlyoom on the same domain.
+// Never fails on timing; exit 1 only when it cannot run.
+//
+//   guard_bench [--episodes N] [--rates 1,4] [--no-earlyoom] [--earlyoom PATH] [--no-host]
 //
 // Needs root, a cgroup v1 memory hierarchy at /sys/fs/cgroup/memory and no swap.
 #include <fcntl.h>
@@ -85,6 +92,7 @@ struct Options {
   int episodes = 20;
   std::vector<double> rates = {1, 4};
   bool with_earlyoom = true;
+  bool with_host = true;
 };
 
 Options ParseOptions(int argc, char** argv) {
@@ -105,11 +113,13 @@ Options ParseOptions(int argc, char** argv) {
       for (std::string r; std::getline(in, r, ',');) o.rates.push_back(std::stod(r));
     } else if (a == "--no-earlyoom") {
       o.with_earlyoom = false;
+    } else if (a == "--no-host") {
+      o.with_host = false;
     } else if (a == "--earlyoom") {
       o.earlyoom = value();
     } else {
       throw std::runtime_error("unknown argument " + a +
-                               "\nusage: guard_bench [--episodes N] [--rates 1,4] [--no-earlyoom] [--earlyoom PATH]");
+                               "\nusage: guard_bench [--episodes N] [--rates 1,4] [--no-earlyoom] [--earlyoom PATH] [--no-host]");
     }
   }
   return o;
@@ -415,11 +425,17 @@ struct GpuctlRun {
   uint64_t rss_max_kb = 0, rss_episode_max_kb = 0;
 };
 
-GpuctlRun RunGpuctl(const Options& o, const std::string& domain, const std::string& domain_dir) {
+// One gpuctld guarding `guard_args`' domain, whose available memory `reader`
+// reads; jobs' grow_memory is looked for under cgroup `jobs_under`, and
+// `oom_dir`'s memory.oom_control counts the domain's kernel OOM kills.
+GpuctlRun RunGpuctl(const Options& o, const std::vector<std::string>& guard_args, AvailableReader& reader,
+                    const std::string& jobs_under, const std::string& oom_dir) {
   GpuctlRun run;
   std::string tmux = "gpuctl-gbench-" + std::to_string(getpid());
-  AgentProcess agent(o.gpuctld, {"--tmux-socket", tmux, "--nvml-library", "/nonexistent", "--nvidia-smi",
-                                 "/nonexistent", "--guard-domain", "cgroup:" + domain});
+  std::vector<std::string> agent_args = {"--tmux-socket", tmux, "--nvml-library", "/nonexistent", "--nvidia-smi",
+                                         "/nonexistent"};
+  agent_args.insert(agent_args.end(), guard_args.begin(), guard_args.end());
+  AgentProcess agent(o.gpuctld, agent_args);
   auto gpuctl = [&](std::vector<std::string> args) {
     std::vector<std::string> argv = {o.gpuctl, "--agent", agent.address()};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -435,11 +451,10 @@ GpuctlRun RunGpuctl(const Options& o, const std::string& domain, const std::stri
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     HealthProbe probe(agent.address(), agent.pid());
-    CgroupAvailable reader(domain_dir);
     for (double rate : o.rates) {
       RateResult rr;
       rr.rate = rate;
-      uint64_t domain_oom_before = KeyValue(ReadText(domain_dir + "/memory.oom_control"), "oom_kill");
+      uint64_t domain_oom_before = KeyValue(ReadText(oom_dir + "/memory.oom_control"), "oom_kill");
       uint64_t vmstat_before = VmstatOomKills();
       for (int i = 0; i < o.episodes; ++i) {
         Episode e;
@@ -452,7 +467,7 @@ GpuctlRun RunGpuctl(const Options& o, const std::string& domain, const std::stri
         if (started.first != 0) throw std::runtime_error(std::string("gpuctl train start failed for ") + name);
         pid_t pid = -1;
         for (auto by = Clock::now() + std::chrono::seconds(5); pid < 0 && Clock::now() < by;) {
-          pid = FindGrowMemory(domain);
+          pid = FindGrowMemory(jobs_under);
           if (pid < 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
         }
         if (pid < 0) throw std::runtime_error(std::string("no grow_memory seen for ") + name);
@@ -489,7 +504,7 @@ GpuctlRun RunGpuctl(const Options& o, const std::string& domain, const std::stri
         rr.episodes.push_back(e);
         std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let the domain settle
       }
-      rr.domain_oom_kills = KeyValue(ReadText(domain_dir + "/memory.oom_control"), "oom_kill") - domain_oom_before;
+      rr.domain_oom_kills = KeyValue(ReadText(oom_dir + "/memory.oom_control"), "oom_kill") - domain_oom_before;
       rr.vmstat_oom_kills = VmstatOomKills() - vmstat_before;
       run.rates.push_back(std::move(rr));
     }
@@ -552,6 +567,40 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::string& log) {
     _exit(127);
   }
   return pid;
+}
+
+// gpuctl guarding the host (PSI + MemAvailable) under the same mlocked
+// ballast as the earlyoom baseline.
+GpuctlRun RunGpuctlHost(const Options& o, uint64_t& ballast_bytes) {
+  HostAvailable host;
+  uint64_t available = host.Available();
+  uint64_t want_left = 2 * kGiB + kLineBytes;
+  if (available < want_left + kGiB) throw std::runtime_error("too little host memory for the host domain run");
+  ballast_bytes = available - want_left;
+  std::string parent = OwnMemoryCgroup() + "/gpuctl-guard-bench-host-" + std::to_string(getpid());
+  std::string parent_dir = kMemoryRoot + parent;
+  if (mkdir(parent_dir.c_str(), 0755) != 0) throw std::runtime_error("cannot create " + parent_dir);
+  // A hard limit for the memory hogs (they refuse to run without one), above
+  // what the host has left: the host line is crossed first.
+  std::ofstream(parent_dir + "/memory.limit_in_bytes") << 4 * kGiB;
+  pid_t ballast = StartBallast(ballast_bytes);
+  auto stop = [&] {
+    kill(ballast, SIGKILL);
+    waitpid(ballast, nullptr, 0);
+    KillAndRemove(parent_dir);
+  };
+  GpuctlRun run;
+  try {
+    run = RunGpuctl(o,
+                    {"--guard-domain", "host", "--guard-reserve", std::to_string(kLineBytes / kMiB) + "M",
+                     "--cgroup-parent", parent},
+                    host, parent, parent_dir);
+  } catch (...) {
+    stop();
+    throw;
+  }
+  stop();
+  return run;
 }
 
 struct EarlyoomRun {
@@ -691,12 +740,24 @@ int Main(int argc, char** argv) {
 
   GpuctlRun g;
   try {
-    g = RunGpuctl(o, domain, domain_dir);
+    CgroupAvailable reader(domain_dir);
+    g = RunGpuctl(o, {"--guard-domain", "cgroup:" + domain}, reader, domain, domain_dir);
   } catch (...) {
     KillAndRemove(domain_dir);
     throw;
   }
   KillAndRemove(domain_dir);
+
+  std::optional<GpuctlRun> host;
+  uint64_t host_ballast = 0;
+  std::string host_error;
+  if (o.with_host) {
+    try {
+      host = RunGpuctlHost(o, host_ballast);
+    } catch (const std::exception& e) {
+      host_error = e.what();
+    }
+  }
 
   std::optional<EarlyoomRun> eo;
   std::string eo_error;
@@ -710,6 +771,14 @@ int Main(int argc, char** argv) {
 
   std::printf("\nepisodes\n");
   for (const RateResult& r : g.rates) PrintEpisodes("gpuctl  ", r);
+  if (host) {
+    for (const RateResult& r : host->rates) PrintEpisodes("gpuctl-host", r);
+    std::printf("  gpuctl-host setup: ballast %.1f GiB mlocked, gpuctld --guard-domain host --guard-reserve %llu MiB\n",
+                static_cast<double>(host_ballast) / static_cast<double>(kGiB),
+                static_cast<unsigned long long>(kLineBytes / kMiB));
+  } else if (!host_error.empty()) {
+    std::printf("  gpuctl host domain could not run: %s\n", host_error.c_str());
+  }
   if (eo) {
     for (const RateResult& r : eo->rates) PrintEpisodes("earlyoom", r);
     std::printf("  earlyoom setup: ballast %.1f GiB mlocked (oom_score_adj -1000), earlyoom -M %llu,%llu "
@@ -741,13 +810,20 @@ int Main(int argc, char** argv) {
                 (Ms(dead.p50) + " / " + Ms(dead.p99)).c_str(), (Ms(freed.p50) + " / " + Ms(freed.p99)).c_str(), ooms);
     return dead;
   };
-  std::vector<Stats> gdead, edead;
+  std::vector<Stats> gdead, hdead, edead;
   for (const RateResult& r : g.rates) gdead.push_back(row("gpuctl", r, true));
+  if (host) {
+    for (const RateResult& r : host->rates) hdead.push_back(row("gpuctl-host", r, true));
+  }
   if (eo) {
     for (const RateResult& r : eo->rates) edead.push_back(row("earlyoom", r, false));
     for (size_t i = 0; i < g.rates.size() && i < edead.size(); ++i) {
       std::printf("ratio gpuctl/earlyoom at %g GiB/s, cross->dead: p50 %.2f, p99 %.2f\n", g.rates[i].rate,
                   gdead[i].p50 / edead[i].p50, gdead[i].p99 / edead[i].p99);
+    }
+    for (size_t i = 0; i < hdead.size() && i < edead.size(); ++i) {
+      std::printf("ratio gpuctl-host/earlyoom at %g GiB/s (same domain), cross->dead: p50 %.2f, p99 %.2f\n",
+                  host->rates[i].rate, hdead[i].p50 / edead[i].p50, hdead[i].p99 / edead[i].p99);
     }
   }
   std::printf("(OOM kills d/j/host: kernel OOM kills in memory.oom_control of the domain / of the job cgroups /\n"
