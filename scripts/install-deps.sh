@@ -20,6 +20,7 @@ if [ "${1:-}" = --test ]; then
     lxc iproute2 systemd-container  # a real systemd in an LXC container for the unit and the .deb
     util-linux                      # setpriv: a second, non-root user
     dpkg-dev file                   # the .deb is built and inspected
+    clang-16 libclang-rt-16-dev     # ASan/UBSan and libFuzzer (scripts/sanitize.sh); clang 14 lacks source_location
   )
 fi
 missing=()

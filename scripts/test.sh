@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh --test
 bash scripts/build.sh -DGPUCTL_BUILD_TESTS=ON
 (cd build && ctest --output-on-failure --timeout 300 -j 2)
+# The suite again under ASan and UBSan, and the fuzz targets (clang, build-fuzz).
+bash scripts/sanitize.sh
 # The aarch64 build and its unit tests under qemu-user.
 status=0
 bash scripts/cross-aarch64.sh || status=$?

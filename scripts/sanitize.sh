@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The test suite under AddressSanitizer (with LeakSanitizer) and
+# UndefinedBehaviorSanitizer, then every fuzz target for a bounded time
+# (scripts/fuzz.sh). One clang build in build-fuzz serves both.
+# scripts/test.sh runs this after the main ctest.
+#   bash scripts/sanitize.sh
+# FUZZ_SECONDS (default 20) per fuzz target.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=build-fuzz
+start=$SECONDS
+
+bash scripts/fuzz.sh --configure
+# What the tests below run, and the fuzz targets; not the benchmarks.
+targets=(gpuctld gpuctl grow_memory fake_nvml integration privileged)
+for area in common sys events health train guard provision daemon client; do targets+=("unit_$area"); done
+for f in tests/fuzz/*_fuzz.cc; do t=${f##*/}; targets+=("${t%.cc}"); done
+cmake --build "$build" -j "$(nproc)" $(printf -- '--target %s ' "${targets[@]}")
+built=$SECONDS
+
+# Every test of our C++ code: unit, integration, privileged, and the fuzz
+# targets' regression inputs. Left out, as they need the portable static
+# build or check scripts and packaging rather than our code (the main build
+# runs them all): fresh_node and SshNodeTest.* (gpuctl node bootstrap
+# uploads only a portable gpuctld), package_deb and deb_systemd (CPack's
+# .deb under systemd in LXC), reflection_client (a Python client from the
+# package index; the reflection service is gRPC's own), portable_binaries
+# (only in the portable build).
+# Reports go to files, and a test that has one fails: the integration tests
+# run gpuctld and gpuctl as child processes whose stderr a test may not show.
+logs="$PWD/$build/sanitizer-logs" suppressions="$PWD/tests/fuzz/lsan.supp"
+rm -rf "$logs" && mkdir -p "$logs"
+# An absolute path: some tests run the binaries with a PATH of their own.
+symbolizer=$(command -v llvm-symbolizer-16 || command -v llvm-symbolizer || command -v addr2line || true)
+status=0
+(cd "$build" &&
+  ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:log_path=$logs/asan:external_symbolizer_path=$symbolizer" \
+  LSAN_OPTIONS="suppressions=$suppressions:print_suppressions=0" \
+  UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$logs/ubsan:external_symbolizer_path=$symbolizer" \
+  ctest --output-on-failure --timeout 300 -j "$(nproc)" -L '^(unit|integration|privileged|fuzz)' \
+    -E '^(fresh_node|SshNodeTest\..*|package_deb|deb_systemd|reflection_client|portable_binaries)$') || status=$?
+tested=$SECONDS
+if compgen -G "$logs/*" >/dev/null; then
+  echo "sanitize: reports in $logs:" >&2
+  for f in "$logs"/*; do echo "--- $f" >&2; head -n 60 "$f" >&2; done
+  status=1
+fi
+[ $status = 0 ] || { echo "sanitize: the sanitized test run failed" >&2; exit $status; }
+
+bash scripts/fuzz.sh
+echo "sanitize: build $((built - start)) s, sanitized tests $((tested - built)) s, fuzzing $((SECONDS - tested)) s"
