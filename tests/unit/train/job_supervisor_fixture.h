@@ -17,6 +17,7 @@
 #include <functional>
 #include <thread>
 
+#include "agents/sys/clock.h"
 #include "agents/train/job_store.h"
 #include "agents/train/job_supervisor.h"
 #include "tests/fakes/fake_clock.h"
@@ -145,6 +146,11 @@ class JobSupervisorFixture : public ::testing::Test {
   FakeProcessControl procs_;
   FakeCommandRunner runner_;
   FakeClock clock_;
+  // For the tests where time must pass for real. A member declared before
+  // supervisor_, so that it outlives the owner thread reading it (a clock
+  // local to the test body was destroyed first: ASan's
+  // stack-use-after-return in JobSupervisor::OwnerLoop).
+  sys::RealClock real_clock_;
   int64_t next_pid_ = 5001;
   std::unique_ptr<JobSupervisor> supervisor_;
 };

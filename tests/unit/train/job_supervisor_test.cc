@@ -731,8 +731,7 @@ TEST_F(JobSupervisorTest, StopSendsSigtermAndRecordsHowItEnded) {
 
 TEST_F(JobSupervisorTest, StopEscalatesToSigkillAfterTheGrace) {
   // The grace is measured on the clock, so this one needs a real one.
-  sys::RealClock real;
-  supervisor_ = NewSupervisor(real);
+  supervisor_ = NewSupervisor(real_clock_);
   JobRecord started = StartOk(Spec("stubborn"));
   procs_.SetReaction(started.pgid, FakeProcessControl::Reaction::kDiesOnSigkill);
 
@@ -751,8 +750,7 @@ TEST_F(JobSupervisorTest, StopEscalatesToSigkillAfterTheGrace) {
 }
 
 TEST_F(JobSupervisorTest, StopWithoutEscalationWhenTheGroupDies) {
-  sys::RealClock real;
-  supervisor_ = NewSupervisor(real);
+  supervisor_ = NewSupervisor(real_clock_);
   JobRecord started = StartOk(Spec("meek"));
   auto before = std::chrono::steady_clock::now();
   ASSERT_TRUE(Supervisor().StopJob("meek", 10s).ok());
