@@ -356,6 +356,15 @@ void JobSupervisor::Reconcile() {
   AdoptOrphans();
   for (auto& [name, entry] : entries_) {
     JobRecord& r = entry->record;
+    // What the log gained while no agent read it, the job's last lines
+    // among it when it ended meanwhile: the ticks read it from where the
+    // record left off (a stale log_bytes would say nothing is behind).
+    if (r.state != JobState::kUnreadable && !r.log_path.empty()) {
+      if (Result<uint64_t> size = sys::RegularFileSize(r.log_path); size.ok() && *size != r.log_bytes) {
+        r.log_bytes = *size;
+        backlog_ = backlog_ || LogIngest::Behind(r);
+      }
+    }
     // Saved, then the agent stopped: did the launch happen?
     if (r.state == JobState::kStarting && r.pid == 0) AdoptLaunched(*entry);
     if (IsActive(r.state)) {

@@ -12,16 +12,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$1" && pwd)
 name=${GPUCTL_LXC_TEST_CONTAINER:-gpuctl-deb}
-skip() { echo "SKIP: $*" >&2; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-step() { echo "== $*"; }
-[ "$(id -u)" = 0 ] || skip "needs root (lxc)"
-command -v lxc-create >/dev/null || skip "lxc is not installed"
+. "$here/test_lib.sh"
 command -v tmux >/dev/null || skip "tmux is not installed"
-
-export GPUCTL_LXC_PACKAGES=tmux GPUCTL_LXC_HOST_IP=10.213.1.1 GPUCTL_LXC_IP=10.213.1.2
-"$here/make_container.sh" "$name" >&2 || skip "cannot make the LXC container $name (see above)"
-"$here/start_container.sh" "$name" 90 >/dev/null || fail "container $name did not boot"
+boot_test_container >/dev/null
 rootfs=/var/lib/lxc/$name/rootfs
 work=$(mktemp -d)
 agent_pid=
@@ -34,10 +27,6 @@ cleanup() {
 }
 trap cleanup EXIT
 inside() { lxc-attach -n "$name" --clear-env -- "$@"; }
-wait_for() {  # SECONDS COMMAND...: until COMMAND succeeds
-  local until=$((SECONDS + $1)); shift
-  while ! "$@" >/dev/null 2>&1; do [ $SECONDS -lt $until ] || return 1; sleep 0.2; done
-}
 
 # The wrapper maps every VMID to this one container.
 export GPUCTL_LXC_NAME=$name

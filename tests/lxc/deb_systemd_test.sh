@@ -15,18 +15,9 @@ build=$(cd "$1" && pwd)
 deb=$2
 gpuctl=$build/client/gpuctl
 name=${GPUCTL_LXC_TEST_CONTAINER:-gpuctl-deb}
-skip() { echo "SKIP: $*" >&2; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-step() { echo "== $*"; }
-[ "$(id -u)" = 0 ] || skip "needs root (lxc)"
-command -v lxc-create >/dev/null || skip "lxc is not installed"
+. "$here/test_lib.sh"
 [ -f "$deb" ] || fail "no package at $deb"
-
-# tmux is in the image because the package depends on it and the container
-# has no route to an archive (dpkg -i does not fetch dependencies).
-export GPUCTL_LXC_PACKAGES=tmux GPUCTL_LXC_HOST_IP=10.213.1.1 GPUCTL_LXC_IP=10.213.1.2
-"$here/make_container.sh" "$name" >&2 || skip "cannot make the LXC container $name (see above)"
-ip=$("$here/start_container.sh" "$name" 90) || fail "container $name did not boot"
+ip=$(boot_test_container)
 trap '"$here/stop_container.sh" "$name" >/dev/null 2>&1 || true' EXIT
 key=/var/lib/lxc/$name/ssh_key
 ssh_opts=(-i "$key" -o UserKnownHostsFile=/var/lib/lxc/$name/known_hosts -o StrictHostKeyChecking=yes -o BatchMode=yes)
@@ -34,10 +25,6 @@ ssh_opts=(-i "$key" -o UserKnownHostsFile=/var/lib/lxc/$name/known_hosts -o Stri
 ct() { ssh -n "${ssh_opts[@]}" "root@$ip" "$@"; }
 show() { ct systemctl show -p "$1" --value gpuctld; }
 main_pid() { show MainPID; }
-wait_for() {  # SECONDS COMMAND...: until COMMAND succeeds
-  local until=$((SECONDS + $1)); shift
-  while ! "$@" >/dev/null 2>&1; do [ $SECONDS -lt $until ] || return 1; sleep 0.2; done
-}
 answers() { ct gpuctl health; }
 
 step "clean slate"

@@ -559,6 +559,27 @@ TEST_F(JobSupervisorTest, RestartedAgentResumesTheLogWhereItStopped) {
   second->Shutdown();
 }
 
+// The agent was down while a job wrote its last lines and ended: the list
+// (not only a status call) shows what they said once the ticks read them.
+TEST_F(JobSupervisorTest, ALogWrittenWhileTheAgentWasDownIsReadAfterItsRestart) {
+  JobRecord started;
+  {
+    auto first = NewSupervisor(clock_);
+    started = *first->StartJob(Spec("ended-unseen"));
+  }
+  Append(started.log_path, ReadFixture("oom-default.log") + "step 41 | loss 0.5\n");
+  EndJob(started, "1\n");
+  auto second = NewSupervisor(clock_);
+  std::vector<JobRecord> listed = second->ListJobs();
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].state, JobState::kFailed);
+  EXPECT_EQ(listed[0].metrics.step, 41u);
+  ASSERT_EQ(listed[0].events.size(), 2u);  // the cuda_oom and its traceback
+  EXPECT_EQ(listed[0].events[0].event.kind, "cuda_oom");
+  EXPECT_EQ(listed[0].parsed_offset, listed[0].log_bytes);
+  second->Shutdown();
+}
+
 TEST_F(JobSupervisorTest, RestartedAgentReadsA143AsAStopWhenOneWasAsked) {
   JobRecord asked, not_asked;
   {
