@@ -550,6 +550,32 @@ pid_t StartBallast(uint64_t bytes) {
   return pid;
 }
 
+// Ballast until host MemAvailable is about `left`: locking one reclaims
+// page cache, which MemAvailable had counted, so it is topped up until the
+// figure holds (a host that keeps more available than asked would let a
+// job reach its own limit before the host line).
+std::vector<pid_t> StartBallastLeaving(uint64_t left, uint64_t& total_bytes) {
+  HostAvailable host;
+  std::vector<pid_t> ballasts;
+  total_bytes = 0;
+  for (int round = 0; round < 4; ++round) {
+    uint64_t available = host.Available();
+    if (available <= left + 128 * kMiB) break;
+    uint64_t bytes = available - left;
+    ballasts.push_back(StartBallast(bytes));
+    total_bytes += bytes;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  return ballasts;
+}
+
+void StopBallast(const std::vector<pid_t>& ballasts) {
+  for (pid_t pid : ballasts) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+}
+
 pid_t Spawn(const std::vector<std::string>& argv, const std::string& log) {
   std::vector<std::string> copy = argv;
   std::vector<char*> cargv;
@@ -576,17 +602,15 @@ GpuctlRun RunGpuctlHost(const Options& o, uint64_t& ballast_bytes) {
   uint64_t available = host.Available();
   uint64_t want_left = 2 * kGiB + kLineBytes;
   if (available < want_left + kGiB) throw std::runtime_error("too little host memory for the host domain run");
-  ballast_bytes = available - want_left;
   std::string parent = OwnMemoryCgroup() + "/gpuctl-guard-bench-host-" + std::to_string(getpid());
   std::string parent_dir = kMemoryRoot + parent;
   if (mkdir(parent_dir.c_str(), 0755) != 0) throw std::runtime_error("cannot create " + parent_dir);
   // A hard limit for the memory hogs (they refuse to run without one), above
   // what the host has left: the host line is crossed first.
   std::ofstream(parent_dir + "/memory.limit_in_bytes") << 4 * kGiB;
-  pid_t ballast = StartBallast(ballast_bytes);
+  std::vector<pid_t> ballast = StartBallastLeaving(want_left, ballast_bytes);
   auto stop = [&] {
-    kill(ballast, SIGKILL);
-    waitpid(ballast, nullptr, 0);
+    StopBallast(ballast);
     KillAndRemove(parent_dir);
   };
   GpuctlRun run;
@@ -615,8 +639,12 @@ EarlyoomRun RunEarlyoom(const Options& o) {
   uint64_t available = host.Available();
   uint64_t want_left = 2 * kGiB + kLineBytes;
   if (available < want_left + kGiB) throw std::runtime_error("too little host memory for the earlyoom baseline");
-  run.ballast_bytes = available - want_left;
-  pid_t ballast = StartBallast(run.ballast_bytes);
+  // grow_memory runs only under a hard memory limit: a cgroup of its own,
+  // limited above what the host has left, so the host line comes first.
+  std::string jobs_dir = kMemoryRoot + OwnMemoryCgroup() + "/gpuctl-guard-bench-eo-" + std::to_string(getpid());
+  if (mkdir(jobs_dir.c_str(), 0755) != 0) throw std::runtime_error("cannot create " + jobs_dir);
+  std::ofstream(jobs_dir + "/memory.limit_in_bytes") << 4 * kGiB;
+  std::vector<pid_t> ballast = StartBallastLeaving(want_left, run.ballast_bytes);
   std::string log = "/tmp/guard_bench-earlyoom-" + std::to_string(getpid()) + ".log";
   std::string line_kib = std::to_string(kLineBytes / 1024);
   // -M alone sets the line (SIGTERM and SIGKILL both at it); with no swap, swap counts as "low".
@@ -627,8 +655,8 @@ EarlyoomRun RunEarlyoom(const Options& o) {
   auto stop = [&] {
     kill(earlyoom, SIGTERM);
     waitpid(earlyoom, nullptr, 0);
-    kill(ballast, SIGKILL);
-    waitpid(ballast, nullptr, 0);
+    StopBallast(ballast);
+    KillAndRemove(jobs_dir);
   };
   try {
     if (waitpid(earlyoom, nullptr, WNOHANG) == earlyoom) {
@@ -642,7 +670,10 @@ EarlyoomRun RunEarlyoom(const Options& o) {
       std::snprintf(rate_text, sizeof rate_text, "%g", rate);
       for (int i = 0; i < o.episodes; ++i) {
         Episode e;
-        pid_t pid = Spawn({o.grow, rate_text, "8"}, "/dev/null");
+        // Into the cgroup, then exec: the pid (and its pidfd) stays the same.
+        pid_t pid = Spawn({"/bin/sh", "-c", "echo $$ >\"$0\" && exec \"$@\"", jobs_dir + "/cgroup.procs", o.grow,
+                           rate_text, "8"},
+                          "/dev/null");
         int pidfd = PidfdOpen(pid);
         Watch(host, pidfd, e, std::chrono::seconds(30), nullptr);
         close(pidfd);
