@@ -55,7 +55,8 @@ class ExtStep final : public Step {
       if (!*torch) return Refusal("torch does not import in " + context_.options.venv_path + ": add the torch step");
       const TorchBuild& found = **torch;
       if (!found.cuda || found.cuda->major != (*toolkit)->major) {
-        auto tag = TorchIndexTagForCuda(**toolkit);
+        auto tag = TorchIndexTagFor(context_.options.torch_version, **toolkit,
+                                    AnyBeforeTuring(context_.facts.compute_capabilities));
         std::string torch_cuda = found.cuda ? FormatCudaVersion(*found.cuda) : "12.8";
         return Refusal(TorchMismatchMessage(found, **toolkit) + ". Two ways out: install the toolkit torch was "
                        "built for (--steps cuda --cuda " + torch_cuda + "), or torch for the installed toolkit (--steps torch" +

@@ -21,10 +21,19 @@ class TorchStep final : public Step {
                      context_.options.cuda_version + ")");
     }
     toolkit_ = **toolkit;
-    auto tag = TorchIndexTagForCuda(toolkit_);
+    const std::string& torch_version = context_.options.torch_version;
+    const bool pre_turing = AnyBeforeTuring(context_.facts.compute_capabilities);
+    auto tag = TorchIndexTagFor(torch_version, toolkit_, pre_turing);
     if (!tag) {
-      return Refusal("PyTorch publishes no wheels for CUDA " + FormatCudaVersion(toolkit_) +
-                     ": install a CUDA 12 or 13 toolkit (--steps cuda --cuda 13.1)");
+      std::string why = pre_turing && toolkit_.major >= 13
+                            ? "a GPU here is older than Turing (compute capability below 7.5), which CUDA 13 "
+                              "wheels do not support: install a CUDA 12 toolkit (--steps cuda --cuda 12.6) for the "
+                              "cu126 index"
+                            : TorchIndexChoices(torch_version) + ", none for a CUDA " + FormatCudaVersion(toolkit_) +
+                                  " toolkit: choose a toolkit of one of those majors (--steps cuda --cuda 13.0) or "
+                                  "another --torch";
+      return Refusal("no PyTorch index fits torch " + torch_version + " with CUDA " + FormatCudaVersion(toolkit_) +
+                     ": " + why);
     }
     tag_ = *tag;
 

@@ -6,9 +6,19 @@
 namespace gpuctl::provision {
 namespace {
 
-// The CUDA builds download.pytorch.org publishes wheels for (recent releases).
-constexpr std::array<CudaVersion, 7> kPublishedIndexes{{
-    {11, 8}, {12, 1}, {12, 4}, {12, 6}, {12, 8}, {12, 9}, {13, 0}}};
+struct ReleaseIndexes {
+  int minor_from;  // torch 2.<minor_from> and later, up to the next row
+  std::array<const char*, 3> tags;
+};
+// PyTorch's release matrix (see the header), oldest first.
+constexpr std::array<ReleaseIndexes, 6> kReleases{{
+    {5, {"cu118", "cu121", "cu124"}},
+    {6, {"cu118", "cu124", "cu126"}},
+    {7, {"cu118", "cu126", "cu128"}},
+    {8, {"cu126", "cu128", "cu129"}},
+    {9, {"cu126", "cu128", "cu130"}},
+    {12, {"cu126", "cu130", "cu132"}},
+}};
 
 std::optional<int> ParseNumber(std::string_view text) {
   int value = 0;
@@ -38,17 +48,52 @@ std::string FormatCudaVersion(CudaVersion v) {
   return std::to_string(v.major) + "." + std::to_string(v.minor);
 }
 
-std::optional<std::string> TorchIndexTagForCuda(CudaVersion toolkit) {
-  std::optional<CudaVersion> best;
-  std::optional<CudaVersion> oldest_same_major;
-  for (const CudaVersion& index : kPublishedIndexes) {
-    if (index.major != toolkit.major) continue;
+std::vector<std::string> TorchIndexTags(std::string_view torch_version) {
+  // "2.10.0", "2.10", "2.10.0.post1": the major and minor decide.
+  size_t dot = torch_version.find('.');
+  if (dot == std::string_view::npos) return {};
+  std::string_view rest = torch_version.substr(dot + 1);
+  auto major = ParseNumber(torch_version.substr(0, dot));
+  auto minor = ParseNumber(rest.substr(0, rest.find('.')));
+  if (!major || !minor) return {};
+  if (*major > 2) return {kReleases.back().tags.begin(), kReleases.back().tags.end()};
+  if (*major < 2) return {};
+  const ReleaseIndexes* found = nullptr;
+  for (const ReleaseIndexes& release : kReleases) {
+    if (*minor >= release.minor_from) found = &release;
+  }
+  if (!found) return {};
+  return {found->tags.begin(), found->tags.end()};
+}
+
+std::optional<std::string> TorchIndexTagFor(std::string_view torch_version, CudaVersion toolkit, bool pre_turing) {
+  std::optional<CudaVersion> best, oldest_same_major;
+  for (const std::string& tag : TorchIndexTags(torch_version)) {
+    std::optional<CudaVersion> index = CudaVersionOfIndexTag(tag);
+    if (!index || index->major != toolkit.major) continue;
+    if (pre_turing && index->major >= 13) continue;  // cu130 needs Turing
     if (!oldest_same_major) oldest_same_major = index;
-    if (index.minor <= toolkit.minor) best = index;
+    if (index->minor <= toolkit.minor) best = index;
   }
   if (!best) best = oldest_same_major;
   if (!best) return std::nullopt;
   return "cu" + std::to_string(best->major) + std::to_string(best->minor);
+}
+
+std::string TorchIndexChoices(std::string_view torch_version) {
+  std::vector<std::string> tags = TorchIndexTags(torch_version);
+  if (tags.empty()) return "gpuctl knows the CUDA indexes of torch 2.5 and later only";
+  std::string text = "torch " + std::string(torch_version) + " is published for";
+  for (size_t i = 0; i < tags.size(); ++i) text += (i ? ", " : " ") + tags[i];
+  return text;
+}
+
+bool AnyBeforeTuring(const std::vector<std::string>& compute_capabilities) {
+  for (const std::string& capability : compute_capabilities) {
+    std::optional<CudaVersion> cc = ParseCudaVersion(capability);  // same MAJOR.MINOR form
+    if (cc && (cc->major < 7 || (cc->major == 7 && cc->minor < 5))) return true;
+  }
+  return false;
 }
 
 std::string TorchIndexUrl(std::string_view tag) {

@@ -14,21 +14,44 @@
 namespace gpuctl::provision {
 namespace {
 
-std::string Tag(const char* cuda) { return TorchIndexTagForCuda(*ParseCudaVersion(cuda)).value_or("none"); }
+std::string Tag(const char* torch, const char* cuda, bool pre_turing = false) {
+  return TorchIndexTagFor(torch, *ParseCudaVersion(cuda), pre_turing).value_or("none");
+}
 
-TEST(TorchIndex, MatchesTheToolkitsMajor) {
-  EXPECT_EQ(Tag("13.1"), "cu130");
-  EXPECT_EQ(Tag("13.0"), "cu130");
-  EXPECT_EQ(Tag("12.8"), "cu128");
-  EXPECT_EQ(Tag("12.9"), "cu129");
-  EXPECT_EQ(Tag("12.7"), "cu126");
-  EXPECT_EQ(Tag("12.0"), "cu121");  // no older 12.x index: the oldest of the major
-  EXPECT_EQ(Tag("11.8"), "cu118");
-  EXPECT_EQ(Tag("10.2"), "none");
-  EXPECT_EQ(Tag("14.0"), "none");
+TEST(TorchIndex, FollowsEachReleasesOwnIndexes) {
+  // 2.10: cu126, cu128, cu130. No torch of 2.9 or later has cu121, cu124 or cu129.
+  EXPECT_EQ(Tag("2.10.0", "13.1"), "cu130");
+  EXPECT_EQ(Tag("2.10.0", "13.0"), "cu130");
+  EXPECT_EQ(Tag("2.10.0", "12.8"), "cu128");
+  EXPECT_EQ(Tag("2.10.0", "12.9"), "cu128");
+  EXPECT_EQ(Tag("2.10.0", "12.7"), "cu126");
+  EXPECT_EQ(Tag("2.10.0", "12.0"), "cu126");  // no older 12.x index: the oldest of the major
+  EXPECT_EQ(Tag("2.10.0", "11.8"), "none");
+  EXPECT_EQ(Tag("2.10.0", "14.0"), "none");
+  // 2.12 and later: cu126, cu130, cu132; cu128 is gone.
+  EXPECT_EQ(Tag("2.12.0", "12.8"), "cu126");
+  EXPECT_EQ(Tag("2.12.0", "13.2"), "cu132");
+  EXPECT_EQ(Tag("3.0.0", "13.1"), "cu130");
+  // Older releases keep theirs.
+  EXPECT_EQ(Tag("2.8.0", "12.9"), "cu129");
+  EXPECT_EQ(Tag("2.5.1", "12.4"), "cu124");
+  EXPECT_EQ(Tag("2.6.0", "11.8"), "cu118");
+  EXPECT_EQ(Tag("2.4.0", "12.4"), "none");
+  EXPECT_EQ(Tag("not-a-version", "12.4"), "none");
   EXPECT_EQ(TorchIndexUrl("cu130"), "https://download.pytorch.org/whl/cu130");
   EXPECT_EQ(CudaVersionOfIndexTag("cu128"), (CudaVersion{12, 8}));
   EXPECT_EQ(CudaVersionOfIndexTag("cpu"), std::nullopt);
+}
+
+TEST(TorchIndex, GpusOlderThanTuringGetACuda12Index) {
+  EXPECT_TRUE(AnyBeforeTuring({"9.0", "7.0"}));  // a V100 among H100s
+  EXPECT_TRUE(AnyBeforeTuring({"6.1"}));
+  EXPECT_FALSE(AnyBeforeTuring({"7.5", "8.0", "9.0", "12.0"}));
+  EXPECT_FALSE(AnyBeforeTuring({}));
+  EXPECT_EQ(Tag("2.10.0", "12.8", true), "cu128");
+  EXPECT_EQ(Tag("2.10.0", "13.0", true), "none");  // cu130 needs Turing
+  EXPECT_EQ(TorchIndexChoices("2.10.0"), "torch 2.10.0 is published for cu126, cu128, cu130");
+  EXPECT_EQ(TorchIndexChoices("1.13.1"), "gpuctl knows the CUDA indexes of torch 2.5 and later only");
 }
 
 TEST(TorchIndex, ParsesCudaVersions) {

@@ -5,7 +5,11 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <filesystem>
 #include <fstream>
@@ -108,8 +112,18 @@ TEST_P(ConfinedRootTest, AFinalLinkIsNeverFollowedForReading) {
   EXPECT_NE(text.status().message().find("symbolic link"), std::string::npos) << text.status().message();
 }
 
+// Whether this kernel (or emulator: qemu-user 7.2 has no openat2) has it.
+bool KernelHasOpenAt2() {
+  open_how how{};
+  how.flags = O_RDONLY | O_DIRECTORY;
+  long fd = ::syscall(SYS_openat2, AT_FDCWD, "/", &how, sizeof how);
+  if (fd >= 0) ::close(static_cast<int>(fd));
+  return fd >= 0 || errno != ENOSYS;
+}
+
 TEST_P(ConfinedRootTest, AWorkingDirectoryLinkIsFollowedOnlyInsideTheRoot) {
   if (GetParam()) GTEST_SKIP() << "the walk refuses every link, inside ones too";
+  if (!KernelHasOpenAt2()) GTEST_SKIP() << "no openat2 here: the walk is used, which refuses every link";
   dir_.MakeDir("lxc/200/rootfs/srv/data");
   Link("/srv/data", "home");  // absolute inside the container: its own /srv/data
   EXPECT_TRUE(IsDirectory(Root() + "/home"));
