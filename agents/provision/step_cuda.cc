@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "agents/provision/apt_packages.h"
+#include "agents/provision/cuda_releases.h"
+#include "agents/provision/cuda_repo.h"
 #include "agents/provision/cuda_repo_actions.h"
 #include "agents/provision/cuda_toolkit.h"
 #include "agents/provision/steps.h"
@@ -32,6 +34,17 @@ class CudaStep final : public Step {
     std::string what = from_runfile ? "CUDA " + FormatCudaVersion(version_) + " (installed without a package)"
                                     : package + (package_installed_ ? " " + it->second.version : "");
     package_installed_ = package_installed_ || from_runfile;
+    if (!package_installed_) {
+      // Only a toolkit that can exist, for a driver that can run it.
+      if (auto repo = CudaRepoPath(context_.facts.os_id, context_.facts.os_version_id, context_.facts.machine)) {
+        if (Status s = CheckCudaToolkitExists(repo->substr(0, repo->find('/')), version_); !s.ok()) return s;
+      }
+      // A guest runs on the host's driver; a host whose driver step is
+      // in this plan gets a current branch first.
+      if (context_.facts.lxc_guest || !context_.Planned(kStepDriver)) {
+        if (Status s = CheckCudaAgainstDriver(version_, context_.facts.kernel_module_version); !s.ok()) return s;
+      }
+    }
     auto profile = sys::ReadWholeFile(context_.target.HostPath(std::string(kCudaProfilePath)));
     profile_current_ = profile.ok() && *profile == CudaProfileScript(version_);
     if (!package_installed_) {

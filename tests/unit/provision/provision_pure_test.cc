@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "agents/provision/apt_packages.h"
+#include "agents/provision/cuda_releases.h"
 #include "agents/provision/cuda_repo.h"
 #include "agents/provision/plan_facts.h"
 #include "agents/provision/provision_options.h"
@@ -52,6 +53,40 @@ TEST(TorchIndex, GpusOlderThanTuringGetACuda12Index) {
   EXPECT_EQ(Tag("2.10.0", "13.0", true), "none");  // cu130 needs Turing
   EXPECT_EQ(TorchIndexChoices("2.10.0"), "torch 2.10.0 is published for cu126, cu128, cu130");
   EXPECT_EQ(TorchIndexChoices("1.13.1"), "gpuctl knows the CUDA indexes of torch 2.5 and later only");
+}
+
+TEST(CudaReleases, OnlyToolkitsThatExistInTheRepository) {
+  auto ok = [](const char* repo, const char* cuda) { return CheckCudaToolkitExists(repo, *ParseCudaVersion(cuda)).ok(); };
+  EXPECT_TRUE(ok("ubuntu2404", "13.1"));
+  EXPECT_TRUE(ok("debian12", "12.8"));
+  Status never = CheckCudaToolkitExists("ubuntu2404", {12, 7});
+  ASSERT_FALSE(never.ok());
+  EXPECT_EQ(never.code(), ErrorCode::kFailedPrecondition);  // a refusal: exit 2
+  EXPECT_NE(never.message().find("never released"), std::string::npos) << never.message();
+  Status debian13 = CheckCudaToolkitExists("debian13", {12, 9});
+  ASSERT_FALSE(debian13.ok());
+  EXPECT_NE(debian13.message().find("debian13 repository serves CUDA 13.0"), std::string::npos) << debian13.message();
+  EXPECT_TRUE(ok("debian13", "13.0"));
+  // CUDA 13 dropped Ubuntu 20.04 and Debian 11; their 12.x stays.
+  EXPECT_FALSE(ok("ubuntu2004", "13.0"));
+  EXPECT_FALSE(ok("debian11", "13.1"));
+  EXPECT_TRUE(ok("debian11", "12.9"));
+  Status old = CheckCudaToolkitExists("ubuntu2404", {12, 4});
+  ASSERT_FALSE(old.ok());
+  EXPECT_NE(old.message().find("newest of each major there: 12.9, 13.2"), std::string::npos) << old.message();
+  EXPECT_TRUE(ok("ubuntu2404", "13.9"));  // newer than the table: the repository decides
+}
+
+TEST(CudaReleases, Cuda13NeedsThe580DriverBranch) {
+  EXPECT_TRUE(CheckCudaAgainstDriver({13, 0}, std::string("580.95.05")).ok());
+  EXPECT_TRUE(CheckCudaAgainstDriver({13, 1}, std::string("595.45.04")).ok());
+  EXPECT_TRUE(CheckCudaAgainstDriver({12, 8}, std::string("550.127.05")).ok());
+  EXPECT_TRUE(CheckCudaAgainstDriver({13, 0}, std::nullopt).ok());  // no driver yet: the driver step comes first
+  Status old = CheckCudaAgainstDriver({13, 0}, std::string("550.127.05"));
+  ASSERT_FALSE(old.ok());
+  EXPECT_NE(old.message().find("needs the 580 driver branch or later, and the loaded driver is 550.127.05"),
+            std::string::npos)
+      << old.message();
 }
 
 TEST(TorchIndex, ParsesCudaVersions) {

@@ -124,6 +124,23 @@ TEST_F(ProvisionStandinTest, FailureMidPlanStopsWithTheCommandAndARerunResumes) 
   EXPECT_EQ(state->steps["torch"].phase, "done");
 }
 
+// A CUDA that NVIDIA never released is refused at plan time, naming why,
+// with nothing run that changes the host.
+TEST_F(ProvisionStandinTest, ACudaThatNeverExistedIsRefusedBeforeAnythingChanges) {
+  ProvisionOptions options;
+  options.cuda_version = "12.7";
+  options.steps = {"cuda"};
+  auto result = Provision(options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_FALSE(result->ok);
+  EXPECT_EQ(Changing(TakeInvocations()), std::vector<std::string>{});
+  const StepReport* cuda = LastReport(*result, "cuda");
+  ASSERT_NE(cuda, nullptr);
+  ASSERT_TRUE(cuda->failure.has_value());
+  EXPECT_NE(cuda->failure->message.find("never released"), std::string::npos) << cuda->failure->message;
+  EXPECT_TRUE(result->refused);  // exit 2, as for every plan that cannot exist
+}
+
 TEST_F(ProvisionStandinTest, DryRunPrintsTheExactCommandsAndRunsNone) {
   ProvisionOptions options;
   options.dry_run = true;
