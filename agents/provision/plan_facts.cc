@@ -28,6 +28,7 @@ PlanFacts FactsFromProbe(const HostProbe& probe) {
   }
   facts.mem_available_bytes = probe.mem_available_bytes;
   facts.cpus = probe.cpus;
+  facts.system_python = probe.python_version;
   return facts;
 }
 

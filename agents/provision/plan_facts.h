@@ -29,6 +29,9 @@ struct PlanFacts {
   // Toolkits at /usr/local/cuda-X.Y whatever installed them (NVIDIA's
   // runfile leaves no package): "13.0".
   std::vector<std::string> cuda_toolkit_versions;
+  // The system's python3 ("3.11.2"); empty when there is none or it is not
+  // known (inside a container).
+  std::string system_python;
 };
 
 // The facts the plan needs, from the host probe (host_probe.h).

@@ -1,6 +1,8 @@
-// venv: a uv-managed virtual environment with the requested Python. Done when
-// its python runs.
+// venv: a uv virtual environment, on the system's Python when PyTorch
+// supports it (no download), else on one uv downloads. Done when its python
+// runs.
 #include "agents/provision/steps.h"
+#include "agents/provision/venv_choice.h"
 #include "agents/provision/venv_python.h"
 
 namespace gpuctl::provision {
@@ -30,7 +32,23 @@ class VenvStep final : public Step {
   Result<StepPlan> Plan(const StepCheck&) override {
     StepPlan plan;
     StepAction create;
-    create.argv = {"uv", "venv", context_.options.venv_path, "--python", context_.config.python_version};
+    const std::string& venv = context_.options.venv_path;
+    if (std::optional<std::string> system = UsableSystemPython(context_.facts.system_python)) {
+      // No download: hosts often have no route to where uv fetches Pythons.
+      create.argv = {"uv", "venv", venv, "--python", *system, "--python-preference", "only-system"};
+      plan.notes.push_back("the system's Python " + *system + " (no download)");
+    } else {
+      // uv downloads one; into a directory beside the venv rather than
+      // root's home, so that the users who run jobs can read it.
+      const std::string pythons = ManagedPythonDir(venv);
+      create.argv = {"uv", "venv", venv, "--python", context_.config.python_version, "--python-preference", "managed"};
+      create.env["UV_PYTHON_INSTALL_DIR"] = pythons;
+      plan.notes.push_back("no usable system python3" +
+                           (context_.facts.system_python.empty() ? std::string()
+                                                                 : " (" + context_.facts.system_python + ")") +
+                           ": uv downloads Python " + context_.config.python_version + " into " + pythons +
+                           " (needs the network)");
+    }
     plan.actions.push_back(create);
     return plan;
   }

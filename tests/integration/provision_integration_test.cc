@@ -68,7 +68,13 @@ TEST_F(ProvisionIntegration, ProvisionsThenReprovisionsWithoutChangingAnything) 
   EXPECT_EQ(changes[3], "apt-get install -y nvidia-open");
   EXPECT_EQ(changes[4], "apt-mark hold nvidia-open");
   EXPECT_EQ(changes[6], "apt-get install -y cuda-toolkit-13-1");
-  EXPECT_EQ(changes[7], "uv venv " + Venv() + " --python 3.12");
+  // The venv is made on this host's own python3 when PyTorch supports it
+  // (no download), else on a Python uv downloads.
+  RunResult python = RunProgram({"python3", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"});
+  std::string system = python.exit_code == 0 ? python.out.substr(0, python.out.find('\n')) : "";
+  bool usable = system == "3.10" || system == "3.11" || system == "3.12" || system == "3.13";
+  EXPECT_EQ(changes[7], "uv venv " + Venv() + " --python " +
+                            (usable ? system + " --python-preference only-system" : "3.12 --python-preference managed"));
   EXPECT_EQ(changes[8], "uv pip install --python " + Venv() +
                             "/bin/python torch==2.10.0 --index-url https://download.pytorch.org/whl/cu130");
   std::ifstream profile(dir_.path() + "/root/etc/profile.d/gpuctl-cuda.sh");

@@ -9,6 +9,7 @@
 #include "agents/provision/provision_options.h"
 #include "agents/provision/step_target.h"
 #include "agents/provision/torch_index.h"
+#include "agents/provision/venv_choice.h"
 #include "agents/provision/venv_python.h"
 #include "tests/fakes/temp_dir.h"
 
@@ -87,6 +88,22 @@ TEST(CudaReleases, Cuda13NeedsThe580DriverBranch) {
   EXPECT_NE(old.message().find("needs the 580 driver branch or later, and the loaded driver is 550.127.05"),
             std::string::npos)
       << old.message();
+}
+
+TEST(VenvChoice, TheSystemPythonWhenPyTorchSupportsIt) {
+  EXPECT_EQ(UsableSystemPython("3.10.12"), "3.10");  // Ubuntu 22.04
+  EXPECT_EQ(UsableSystemPython("3.11.2"), "3.11");   // Debian 12
+  EXPECT_EQ(UsableSystemPython("3.12.3"), "3.12");   // Ubuntu 24.04
+  EXPECT_EQ(UsableSystemPython("3.13.5"), "3.13");   // Debian 13
+  EXPECT_EQ(UsableSystemPython("3.13"), "3.13");
+  EXPECT_EQ(UsableSystemPython("3.9.2"), std::nullopt);  // Debian 11
+  EXPECT_EQ(UsableSystemPython("3.14.0"), std::nullopt);
+  EXPECT_EQ(UsableSystemPython("2.7.18"), std::nullopt);
+  EXPECT_EQ(UsableSystemPython(""), std::nullopt);
+  EXPECT_EQ(UsableSystemPython("3.x"), std::nullopt);
+  EXPECT_EQ(ManagedPythonDir("/opt/gpuctl/venv"), "/opt/gpuctl/python");
+  EXPECT_EQ(ManagedPythonDir("/opt/gpuctl/venv/"), "/opt/gpuctl/python");
+  EXPECT_EQ(ManagedPythonDir("/venv"), "/python");
 }
 
 TEST(TorchIndex, ParsesCudaVersions) {

@@ -9,6 +9,7 @@
 
 #include "agents/provision/cuda_toolkit.h"
 #include "agents/provision/provision_state.h"
+#include "agents/provision/venv_choice.h"
 #include "agents/sys/files.h"
 #include "tests/fakes/scoped_env.h"
 #include "tests/unit/provision/standin_fixture.h"
@@ -34,7 +35,8 @@ TEST_F(ProvisionStandinTest, FreshHostRunsEveryStepInOrder) {
       "apt-mark hold nvidia-open",
       "apt-get update",
       "apt-get install -y cuda-toolkit-13-1",
-      "uv venv " + venv() + " --python 3.12",
+      // No system python3 known here: uv downloads one, beside the venv.
+      "uv venv " + venv() + " --python 3.12 --python-preference managed",
       "uv pip install --python " + venv() + "/bin/python torch==2.10.0 --index-url https://download.pytorch.org/whl/cu130",
   };
   EXPECT_EQ(Changing(TakeInvocations()), expected);
@@ -122,6 +124,33 @@ TEST_F(ProvisionStandinTest, FailureMidPlanStopsWithTheCommandAndARerunResumes) 
   ASSERT_TRUE(state.ok());
   EXPECT_EQ(state->failed_step, "");
   EXPECT_EQ(state->steps["torch"].phase, "done");
+}
+
+// A host whose python3 PyTorch supports gets its venv on it: no download,
+// which a host without a route to uv's Python builds needs.
+TEST_F(ProvisionStandinTest, TheVenvUsesTheSystemPythonWhenPyTorchSupportsIt) {
+  facts.system_python = "3.11.2";  // Debian 12
+  ProvisionOptions options;
+  options.steps = {"venv"};
+  auto result = Provision(options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_TRUE(result->ok) << result->failed_step;
+  EXPECT_EQ(Changing(TakeInvocations()),
+            std::vector<std::string>{"uv venv " + venv() + " --python 3.11 --python-preference only-system"});
+}
+
+TEST_F(ProvisionStandinTest, WithoutAUsableSystemPythonUvDownloadsOneWhereEveryUserCanReadIt) {
+  facts.system_python = "3.9.2";  // Debian 11
+  ProvisionOptions options;
+  options.steps = {"venv"};
+  options.dry_run = true;
+  auto result = Provision(options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  const StepReport* venv_step = LastReport(*result, "venv");
+  ASSERT_NE(venv_step, nullptr);
+  ASSERT_EQ(venv_step->commands.size(), 1u);
+  EXPECT_EQ(venv_step->commands[0].env.at("UV_PYTHON_INSTALL_DIR"), ManagedPythonDir(venv()));
+  EXPECT_THAT(venv_step->notes, ::testing::Contains(HasSubstr("(3.9.2): uv downloads Python 3.12")));
 }
 
 // A CUDA that NVIDIA never released is refused at plan time, naming why,
