@@ -15,6 +15,8 @@ PlanFacts FactsFromProbe(const HostProbe& probe) {
   facts.os_version_id = probe.os_version_id;
   facts.lxc_guest = probe.lxc_guest;
   facts.proxmox_host = probe.proxmox_host;
+  facts.kernel_release = probe.kernel_release;
+  facts.kernel_headers_installed = probe.kernel_headers_installed;
   if (probe.driver_module) {
     facts.kernel_module_version = probe.driver_module->version;
     facts.kernel_module_open = probe.driver_module->open;

@@ -20,6 +20,8 @@ struct PlanFacts {
   std::string machine = "x86_64";
   bool lxc_guest = false;
   bool proxmox_host = false;
+  std::string kernel_release;            // uname -r; empty when unknown
+  bool kernel_headers_installed = false;  // for that kernel: the driver's DKMS build needs them
   // From /proc/driver/nvidia/version: "590.44.01"; nullopt when no module is loaded.
   std::optional<std::string> kernel_module_version;
   bool kernel_module_open = false;

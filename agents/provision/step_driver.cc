@@ -4,6 +4,7 @@
 // kernel module is the host's: only user space is installed, at exactly the
 // module's version (any other gives "Driver/library version mismatch").
 #include <algorithm>
+#include <optional>
 
 #include "agents/provision/apt_packages.h"
 #include "agents/provision/cuda_repo_actions.h"
@@ -46,6 +47,13 @@ class DriverStep final : public Step {
     });
     if (!all_installed) {
       plan.actions.push_back(AptUpdate());
+      if (std::optional<std::string> headers = MissingHeaders()) {
+        // Before the driver: its DKMS module build needs them, and without
+        // them it "installs" with no module to load.
+        plan.actions.push_back(AptInstall({*headers}));
+        plan.notes.push_back("the driver's module is built for the running kernel " + context_.facts.kernel_release +
+                             ": " + *headers + " first");
+      }
       std::vector<std::string> install = packages;
       if (Guest()) {
         // apt matches the version as a glob: 590.44.01-1 (Debian) or 590.44.01-0ubuntu1.
@@ -66,6 +74,18 @@ class DriverStep final : public Step {
 
  private:
   bool Guest() const { return context_.facts.lxc_guest || context_.target.in_container(); }
+
+  // The running kernel's headers package when they are missing on a host:
+  // proxmox-headers-RELEASE on Proxmox VE, linux-headers-RELEASE elsewhere.
+  std::optional<std::string> MissingHeaders() const {
+    const std::string& release = context_.facts.kernel_release;
+    if (Guest() || context_.facts.kernel_headers_installed || release.empty()) return std::nullopt;
+    if (release.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.+-") !=
+        std::string::npos) {
+      return std::nullopt;  // not a package-name part: left for DKMS to report
+    }
+    return (context_.facts.proxmox_host ? "proxmox-headers-" : "linux-headers-") + release;
+  }
 
   // User space that matches the host's module, by the repository's naming.
   std::vector<std::string> Packages() const {

@@ -126,6 +126,50 @@ TEST_F(ProvisionStandinTest, FailureMidPlanStopsWithTheCommandAndARerunResumes) 
   EXPECT_EQ(state->steps["torch"].phase, "done");
 }
 
+// The driver's DKMS build needs the running kernel's headers: installed
+// before the driver, by Proxmox's name on a Proxmox host.
+TEST_F(ProvisionStandinTest, MissingKernelHeadersAreInstalledBeforeTheDriver) {
+  facts.kernel_release = "6.8.0-45-generic";
+  ProvisionOptions options;
+  options.steps = {"driver"};
+  options.dry_run = true;
+  auto result = Provision(options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  std::vector<std::string> planned;
+  for (const auto& command : LastReport(*result, "driver")->commands) {
+    std::string line;
+    for (const std::string& arg : command.argv) line += (line.empty() ? "" : " ") + arg;
+    planned.push_back(line);
+  }
+  auto at = [&](const std::string& what) {
+    for (size_t i = 0; i < planned.size(); ++i) {
+      if (planned[i].find(what) != std::string::npos) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  ASSERT_GE(at("install -y linux-headers-6.8.0-45-generic"), 0) << ::testing::PrintToString(planned);
+  EXPECT_LT(at("install -y linux-headers-6.8.0-45-generic"), at("install -y nvidia-open"));
+  EXPECT_GT(at("install -y linux-headers-6.8.0-45-generic"), at("apt-get update"));
+
+  TakeInvocations();
+  facts.proxmox_host = true;
+  facts.kernel_release = "6.8.12-4-pve";
+  result = Provision(options);
+  ASSERT_TRUE(result.ok());
+  bool proxmox_headers = false;
+  for (const auto& command : LastReport(*result, "driver")->commands) {
+    for (const std::string& arg : command.argv) proxmox_headers = proxmox_headers || arg == "proxmox-headers-6.8.12-4-pve";
+  }
+  EXPECT_TRUE(proxmox_headers);
+
+  facts.kernel_headers_installed = true;
+  result = Provision(options);
+  ASSERT_TRUE(result.ok());
+  for (const auto& command : LastReport(*result, "driver")->commands) {
+    for (const std::string& arg : command.argv) EXPECT_EQ(arg.find("-headers-"), std::string::npos) << arg;
+  }
+}
+
 // A host whose python3 PyTorch supports gets its venv on it: no download,
 // which a host without a route to uv's Python builds needs.
 TEST_F(ProvisionStandinTest, TheVenvUsesTheSystemPythonWhenPyTorchSupportsIt) {
