@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <deque>
 
+#include "agents/sys/confined_root.h"
 #include "agents/sys/files.h"
 #include "common/json_integer.h"
 #include "common/json_text.h"
@@ -18,8 +19,8 @@ namespace {
 constexpr size_t kMaxJournalRead = 64 << 20;
 
 Result<sys::UniqueFd> OpenForAppend(const std::string& path) {
-  sys::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!fd.valid()) return ErrnoError("cannot open the event journal " + path, errno);
+  Result<sys::UniqueFd> fd = sys::OpenPath(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
+  if (!fd.ok()) return ErrnoError("cannot open the event journal " + path, errno);
   return fd;
 }
 

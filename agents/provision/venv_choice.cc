@@ -1,18 +1,14 @@
 #include "agents/provision/venv_choice.h"
 
-#include <charconv>
+#include "agents/provision/torch_index.h"
 
 namespace gpuctl::provision {
 
 std::optional<std::string> UsableSystemPython(std::string_view version) {
-  int major = 0, minor = 0;
-  const char* end = version.data() + version.size();
-  auto [after_major, e1] = std::from_chars(version.data(), end, major);
-  if (e1 != std::errc() || after_major == end || *after_major != '.') return std::nullopt;
-  auto [after_minor, e2] = std::from_chars(after_major + 1, end, minor);
-  if (e2 != std::errc() || (after_minor != end && *after_minor != '.')) return std::nullopt;
-  if (major != 3 || minor < 10 || minor > 13) return std::nullopt;
-  return std::to_string(major) + "." + std::to_string(minor);
+  // Python's versions have CUDA's MAJOR.MINOR[.PATCH] form.
+  std::optional<CudaVersion> v = ParseCudaVersion(version);
+  if (!v || v->major != 3 || v->minor < 10 || v->minor > 13) return std::nullopt;
+  return FormatCudaVersion(*v);
 }
 
 std::string ManagedPythonDir(std::string_view venv_path) {

@@ -191,11 +191,7 @@ Status RenameFile(const std::string& from, const std::string& to) {
   return Status::Ok();
 }
 
-bool PathExists(const std::string& path) {
-  if (FindConfinedRoot(path)) return OpenPath(path, O_PATH | O_NOFOLLOW).ok();
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0;
-}
+bool PathExists(const std::string& path) { return OpenPath(path, O_PATH | O_NOFOLLOW).ok(); }
 
 Result<uint64_t> FileSize(const std::string& path) {
   struct stat st {};
@@ -298,11 +294,8 @@ Result<uint64_t> RegularFileSize(const std::string& path) {
 
 bool IsDirectory(const std::string& path) {
   struct stat st {};
-  if (FindConfinedRoot(path)) {
-    Result<UniqueFd> fd = OpenPath(path, O_PATH);  // links followed, inside the root
-    return fd.ok() && ::fstat(fd->get(), &st) == 0 && S_ISDIR(st.st_mode);
-  }
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  Result<UniqueFd> fd = OpenPath(path, O_PATH);  // links followed (inside a container's root)
+  return fd.ok() && ::fstat(fd->get(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 std::optional<std::string> FindOnPath(const std::string& program, const std::string& path_list) {

@@ -1,35 +1,22 @@
 #include "agents/sys/proc_status.h"
 
-#include <charconv>
+#include "agents/sys/text_fields.h"
 
 namespace gpuctl::sys {
 
 std::vector<int64_t> ParseNsPids(std::string_view text) {
   constexpr std::string_view kKey = "NSpid:";
-  size_t at = 0;
-  while (at < text.size() && text.compare(at, kKey.size(), kKey) != 0) {
-    size_t next = text.find('\n', at);
-    if (next == std::string_view::npos) return {};
-    at = next + 1;
-  }
-  if (at >= text.size()) return {};
-  size_t end = text.find('\n', at);
-  std::string_view values = text.substr(at + kKey.size(), end == std::string_view::npos ? end : end - at - kKey.size());
-  std::vector<int64_t> ids;
-  size_t i = 0;
-  while (i < values.size()) {
-    if (values[i] == ' ' || values[i] == '\t') {
-      ++i;
-      continue;
+  for (std::string_view line : Lines(text)) {
+    if (line.substr(0, kKey.size()) != kKey) continue;
+    std::vector<int64_t> ids;
+    for (std::string_view word : Words(line.substr(kKey.size()))) {
+      std::optional<int64_t> id = ToNumber<int64_t>(word);
+      if (!id || *id <= 0) return {};
+      ids.push_back(*id);
     }
-    int64_t id = 0;
-    auto [stop, err] = std::from_chars(values.data() + i, values.data() + values.size(), id);
-    if (err != std::errc() || id <= 0) return {};
-    if (stop != values.data() + values.size() && *stop != ' ' && *stop != '\t') return {};
-    ids.push_back(id);
-    i = static_cast<size_t>(stop - values.data());
+    return ids;
   }
-  return ids;
+  return {};
 }
 
 }  // namespace gpuctl::sys

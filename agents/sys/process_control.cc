@@ -17,6 +17,7 @@
 #include "agents/sys/host_fs.h"
 #include "agents/sys/proc_stat.h"
 #include "agents/sys/proc_status.h"
+#include "agents/sys/proc_tree.h"
 
 namespace gpuctl::sys {
 namespace {
@@ -70,20 +71,17 @@ class KillProcessControl : public ProcessControl {
     if (!ValidPid(inner_pid)) return std::nullopt;
     struct stat root {};
     if (::stat(container_root.c_str(), &root) != 0) return std::nullopt;
-    std::error_code ec;
-    std::filesystem::directory_iterator it(fs_.Path("proc"), ec);
-    for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
-      const std::string name = it->path().filename().string();
-      int64_t pid = 0;
-      auto [end, err] = std::from_chars(name.data(), name.data() + name.size(), pid);
-      if (err != std::errc() || end != name.data() + name.size() || !ValidPid(pid)) continue;
-      auto status = fs_.ReadFile("proc/" + name + "/status");
+    Result<std::vector<int64_t>> pids = ListPids(fs_);
+    if (!pids.ok()) return std::nullopt;
+    for (int64_t pid : *pids) {
+      const std::string dir = "proc/" + std::to_string(pid);
+      auto status = fs_.ReadFile(dir + "/status");
       if (!status.ok()) continue;
       std::vector<int64_t> ids = ParseNsPids(*status);
       if (ids.size() < 2 || ids.back() != inner_pid) continue;
       // Same number, other containers: the root tells them apart.
       struct stat seen {};
-      if (::stat((it->path() / "root").c_str(), &seen) != 0) continue;
+      if (::stat(fs_.Path(dir + "/root").c_str(), &seen) != 0) continue;
       if (seen.st_dev == root.st_dev && seen.st_ino == root.st_ino) return pid;
     }
     return std::nullopt;

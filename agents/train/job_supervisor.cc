@@ -273,7 +273,8 @@ bool JobSupervisor::EndCheckDue(const std::string& name) {
   constexpr auto kEndCheckInterval = std::chrono::milliseconds(200);
   // Real time, not clock_: this only limits work, and a fake clock that
   // stands still must not stop followers from seeing an end.
-  const auto now = std::chrono::steady_clock::now();
+  static const sys::RealClock real_clock;
+  const auto now = real_clock.SteadyNow();
   std::lock_guard lock(snapshot_mutex_);
   auto [it, added] = end_checked_at_.try_emplace(name, now);
   if (added) return true;
