@@ -78,4 +78,13 @@ Status CheckCudaAgainstDriver(CudaVersion version, const std::optional<std::stri
                          "the driver first (on an LXC guest, the Proxmox host's)");
 }
 
+Status CheckCudaAgainstGpus(CudaVersion version, const std::vector<std::string>& compute_capabilities) {
+  if (version.major < 13 || !AnyBeforeTuring(compute_capabilities)) return Status::Ok();
+  std::string capabilities;
+  for (const std::string& cc : compute_capabilities) capabilities += (capabilities.empty() ? "" : ", ") + cc;
+  return FailedPrecondition("--cuda " + FormatCudaVersion(version) +
+                            ": CUDA 13 does not support GPUs before Turing (compute capability < 7.5; here " +
+                            capabilities + "): use --cuda 12.9 (the cu126 torch index is chosen for them)");
+}
+
 }  // namespace gpuctl::provision

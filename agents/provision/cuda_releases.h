@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "agents/provision/torch_index.h"
 #include "common/status.h"
@@ -22,5 +23,9 @@ Status CheckCudaToolkitExists(std::string_view repo_name, CudaVersion version);
 // CUDA 13 needs the 580 driver branch or later. `driver` is the loaded
 // kernel module's version ("550.127.05"); nullopt (no driver yet) passes.
 Status CheckCudaAgainstDriver(CudaVersion version, const std::optional<std::string>& driver);
+
+// CUDA 13 dropped GPUs before Turing (compute capability < 7.5: Maxwell,
+// Pascal, Volta); 12.x still builds for them. Refusal names 12.9.
+Status CheckCudaAgainstGpus(CudaVersion version, const std::vector<std::string>& compute_capabilities);
 
 }  // namespace gpuctl::provision

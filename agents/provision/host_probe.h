@@ -26,6 +26,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agents/provision/probe_nvidia_driver.h"
@@ -62,6 +63,7 @@ struct HostProbe {
   std::string os_pretty_name;
   std::string kernel_release;  // uname -r
   bool kernel_headers_installed = false;
+  bool secure_boot = false;  // UEFI Secure Boot on (the SecureBoot EFI variable)
   uint32_t cpus = 0;
   uint64_t mem_total_bytes = 0;
   uint64_t mem_available_bytes = 0;
@@ -102,6 +104,10 @@ struct ProbeOptions {
   std::chrono::milliseconds python_timeout{60'000};
   DriverReport driver;
 };
+
+// The SecureBoot EFI variable as efivarfs shows it: 4 bytes of attributes,
+// then the value (1: on). nullopt when it is not that shape.
+std::optional<bool> SecureBootFromEfiVar(std::string_view efivar);
 
 class HostProber {
  public:

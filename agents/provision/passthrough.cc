@@ -1,5 +1,6 @@
 #include "agents/provision/passthrough.h"
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -93,18 +94,22 @@ std::vector<std::string> MissingPassthroughLines(const PassthroughInput& input) 
 
   // Majors whose nodes are not all passed as devN entries need a cgroup allow.
   std::vector<std::string> allow_order = {"nvidia", "nvidia-uvm", "nvidia-caps"};
+  // CUDA needs /dev/nvidia-uvm, which exists only once nvidia_uvm is loaded
+  // on the host: its lines are wanted even when the node is not there yet.
+  std::vector<std::string> nodes = input.dev_nodes;
+  if (std::find(nodes.begin(), nodes.end(), "nvidia-uvm") == nodes.end()) nodes.emplace_back("nvidia-uvm");
   std::set<std::string> need_allow;
-  for (const std::string& node : input.dev_nodes) {
+  for (const std::string& node : nodes) {
     if (!config.dev_entries.contains("/dev/" + node)) need_allow.insert(MajorNameOf(node));
   }
-  if (input.dev_nodes.empty()) need_allow = {"nvidia", "nvidia-uvm"};
+  if (input.dev_nodes.empty()) need_allow.insert("nvidia");
   std::vector<std::string> missing;
   for (const std::string& name : allow_order) {
     auto major = majors.find(name);
     if (!need_allow.contains(name) || major == majors.end() || Allows(config, major->second)) continue;
     missing.push_back("lxc.cgroup2.devices.allow: c " + std::to_string(major->second) + ":* rwm");
   }
-  for (const std::string& node : input.dev_nodes) {
+  for (const std::string& node : nodes) {
     std::string path = "/dev/" + node;
     if (config.mount_sources.contains(path) || config.dev_entries.contains(path)) continue;
     // /dev/nvidia-caps is a directory (nvidia-cap1, nvidia-cap2 inside).
@@ -112,6 +117,10 @@ std::vector<std::string> MissingPassthroughLines(const PassthroughInput& input) 
     missing.push_back("lxc.mount.entry: " + path + " dev/" + node + " none bind,optional,create=" + create);
   }
   return missing;
+}
+
+bool UvmNotLoaded(const PassthroughInput& input) {
+  return !ParseCharDeviceMajors(input.proc_devices).contains("nvidia-uvm");
 }
 
 }  // namespace gpuctl::provision

@@ -25,6 +25,12 @@ struct PassthroughInput {
 // The exact lines the config lacks, in the order to paste them: cgroup
 // allows first, then mount entries. A `devN: /dev/nvidia0` entry (Proxmox 8)
 // covers its node, and `lxc.cgroup2.devices.allow: a` every major.
+// /dev/nvidia-uvm is always wanted (CUDA needs it), even before the host
+// loaded nvidia_uvm and made the node.
 std::vector<std::string> MissingPassthroughLines(const PassthroughInput& input);
+
+// nvidia_uvm is not loaded on the host (no nvidia-uvm in /proc/devices): its
+// major, and so its cgroup line, cannot be known yet.
+bool UvmNotLoaded(const PassthroughInput& input);
 
 }  // namespace gpuctl::provision

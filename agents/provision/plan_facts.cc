@@ -21,6 +21,8 @@ PlanFacts FactsFromProbe(const HostProbe& probe) {
     facts.kernel_module_version = probe.driver_module->version;
     facts.kernel_module_open = probe.driver_module->open;
   }
+  facts.driver_library_version = probe.driver_library_version;
+  facts.secure_boot = probe.secure_boot;
   for (const ProbedGpu& gpu : probe.gpus) {
     if (!gpu.compute_capability.empty()) facts.compute_capabilities.push_back(gpu.compute_capability);
   }

@@ -25,6 +25,11 @@ struct PlanFacts {
   // From /proc/driver/nvidia/version: "590.44.01"; nullopt when no module is loaded.
   std::optional<std::string> kernel_module_version;
   bool kernel_module_open = false;
+  // The user space that answers for it (NVML, nvidia-smi): "590.44.01"; equal
+  // to the module's version on a working driver. Empty when unknown.
+  std::string driver_library_version;
+  // UEFI Secure Boot is on: a DKMS-built module loads only with an enrolled key.
+  bool secure_boot = false;
   std::vector<std::string> compute_capabilities;  // "9.0", one per GPU
   uint64_t mem_available_bytes = 0;
   uint32_t cpus = 0;

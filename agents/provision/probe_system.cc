@@ -44,6 +44,15 @@ void ProbeKernel(ProbeContext& ctx) {
   }
 }
 
+// The variable's GUID is EFI's global one; no EFI (BIOS boot) means no Secure Boot.
+void ProbeSecureBoot(ProbeContext& ctx) {
+  auto efivar = ctx.fs.ReadFile("sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c");
+  if (!efivar.ok()) return;
+  std::optional<bool> on = SecureBootFromEfiVar(*efivar);
+  if (!on) ctx.Note("Secure Boot state unknown: the SecureBoot EFI variable has " + std::to_string(efivar->size()) + " bytes");
+  ctx.probe.secure_boot = on.value_or(false);
+}
+
 void ProbeResources(ProbeContext& ctx) {
   ctx.probe.cpus = ctx.fs.ReadCpuCount();
   Result<sys::Meminfo> meminfo = ctx.fs.ReadMeminfo();
@@ -65,9 +74,15 @@ void ProbeWhereItRuns(ProbeContext& ctx) {
 
 }  // namespace
 
+std::optional<bool> SecureBootFromEfiVar(std::string_view efivar) {
+  if (efivar.size() != 5) return std::nullopt;
+  return efivar[4] == 1;
+}
+
 void ProbeSystem(ProbeContext& ctx) {
   ProbeOs(ctx);
   ProbeKernel(ctx);
+  ProbeSecureBoot(ctx);
   ProbeResources(ctx);
   ProbeWhereItRuns(ctx);
 }

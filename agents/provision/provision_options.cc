@@ -36,6 +36,15 @@ bool IsSafeAbsolutePath(std::string_view s) {
   });
 }
 
+// An http(s) URL without spaces, quotes or shell characters: it goes into argv.
+bool IsIndexUrl(std::string_view s) {
+  if (s.size() > 512 || !(s.starts_with("https://") || s.starts_with("http://"))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           std::string_view("-._~:/?#[]@!&+,;=%").find(c) != std::string_view::npos;
+  });
+}
+
 }  // namespace
 
 const std::vector<std::string>& StepOrder() {
@@ -67,6 +76,16 @@ Result<ProvisionOptions> NormalizeOptions(ProvisionOptions options, const Provis
   }
   if (!options.container.empty() && (!IsDigits(options.container) || options.container.size() > 9)) {
     return InvalidArgument("--container '" + options.container + "' is not a Proxmox VMID (a number, e.g. 200)");
+  }
+
+  if (!options.driver_branch.empty() &&
+      (!IsDigits(options.driver_branch) || options.driver_branch.size() != 3 || options.driver_branch[0] < '4')) {
+    return InvalidArgument("--driver-branch '" + options.driver_branch +
+                           "' is not a driver branch: give its number, e.g. 580 (long-term) or 595");
+  }
+  if (!options.torch_index.empty() && !IsIndexUrl(options.torch_index)) {
+    return InvalidArgument("--torch-index '" + options.torch_index +
+                           "' is not a wheel index URL: give http(s)://HOST/PATH, e.g. a mirror's .../whl/cu130");
   }
 
   std::vector<std::string> wanted = options.steps;

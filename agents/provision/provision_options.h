@@ -32,6 +32,10 @@ struct ProvisionOptions {
   std::string venv_path;      // absolute
   std::string ext;            // a pip package name: "flash-attn"
   std::string container;      // Proxmox LXC VMID
+  std::string driver_branch;  // "580"; empty: the default branch (driver_branches.h)
+  bool replace_driver = false;        // a driver in use may be replaced (CUDA jobs break until the reboot)
+  bool secure_boot_enrolled = false;  // the DKMS signing key is enrolled: install under Secure Boot
+  std::string torch_index;    // a wheel index URL (a mirror); empty: PyTorch's index for the CUDA
 };
 
 struct ProvisionConfig {

@@ -7,6 +7,7 @@
 #include "agents/provision/cuda_repo.h"
 #include "agents/provision/cuda_repo_actions.h"
 #include "agents/provision/cuda_toolkit.h"
+#include "agents/provision/driver_plan.h"
 #include "agents/provision/steps.h"
 #include "agents/sys/files.h"
 
@@ -39,11 +40,12 @@ class CudaStep final : public Step {
       if (auto repo = CudaRepoPath(context_.facts.os_id, context_.facts.os_version_id, context_.facts.machine)) {
         if (Status s = CheckCudaToolkitExists(repo->substr(0, repo->find('/')), version_); !s.ok()) return s;
       }
-      // A guest runs on the host's driver; a host whose driver step is
-      // in this plan gets a current branch first.
-      if (context_.facts.lxc_guest || !context_.Planned(kStepDriver)) {
-        if (Status s = CheckCudaAgainstDriver(version_, context_.facts.kernel_module_version); !s.ok()) return s;
-      }
+      // A guest runs on the host's driver; a host on the driver its driver
+      // step keeps or installs.
+      std::optional<std::string> driver =
+          DriverForCuda(context_.facts, DriverRequestOf(context_.options), context_.Planned(kStepDriver));
+      if (Status s = CheckCudaAgainstDriver(version_, driver); !s.ok()) return s;
+      if (Status s = CheckCudaAgainstGpus(version_, context_.facts.compute_capabilities); !s.ok()) return s;
     }
     auto profile = sys::ReadWholeFile(context_.target.HostPath(std::string(kCudaProfilePath)));
     profile_current_ = profile.ok() && *profile == CudaProfileScript(version_);

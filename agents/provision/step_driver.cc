@@ -1,28 +1,36 @@
-// driver: on a host, NVIDIA's CUDA repository and nvidia-open (the open
-// kernel modules, the only ones Blackwell supports), held so an unattended
-// upgrade cannot replace the module under running jobs. In an LXC guest the
-// kernel module is the host's: only user space is installed, at exactly the
-// module's version (any other gives "Driver/library version mismatch").
+// driver: on a host, NVIDIA's CUDA repository and the driver of one branch,
+// pinned with NVIDIA's pinning package; in an LXC guest the host's module
+// is the driver and only user space is installed, at exactly its version
+// (any other gives "Driver/library version mismatch"). This file gathers the
+// facts (packages, sources, files, CUDA processes); driver_plan.h decides.
 #include <algorithm>
-#include <optional>
 
 #include "agents/provision/apt_packages.h"
 #include "agents/provision/cuda_repo_actions.h"
+#include "agents/provision/debian_sources.h"
+#include "agents/provision/driver_plan.h"
 #include "agents/provision/steps.h"
+#include "agents/sys/directory_listing.h"
+#include "agents/sys/files.h"
+#include "agents/sys/host_fs.h"
 
 namespace gpuctl::provision {
 namespace {
 
-// nvidia-open pins its dependencies (kernel module, libraries) to its own
-// version with "=", so holding it holds the driver as a whole.
-constexpr std::string_view kHostDriverPackage = "nvidia-open";
-// Ubuntu's user-space compute library, one package per driver branch.
-constexpr std::string_view kComputeLibraryPrefix = "libnvidia-compute-";
+constexpr std::string_view kPinningPrefix = "nvidia-driver-pinning-";
+// NVIDIA's repository's driver, open and proprietary flavours.
+const std::vector<std::string> kNvidiaRepoDrivers = {"nvidia-open", "cuda-drivers"};
+// A driver from the distribution: Ubuntu's branch packages, Debian's own.
+const std::vector<std::string> kDistroDriverGlobs = {
+    "nvidia-driver-[0-9]*", "nvidia-headless-[0-9]*", "nvidia-dkms-[0-9]*", "libnvidia-compute-[0-9]*",
+    "nvidia-utils-[0-9]*",  "nvidia-driver",          "nvidia-kernel-dkms", "nvidia-kernel-open-dkms"};
 
-std::string Join(const std::vector<std::string>& items, std::string_view sep) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : std::string(sep)) + item;
-  return out;
+bool Matches(const std::string& name, const std::string& glob) {
+  if (glob.ends_with("[0-9]*")) {
+    std::string prefix = glob.substr(0, glob.size() - 6);
+    return name.size() > prefix.size() && name.rfind(prefix, 0) == 0 && std::isdigit(name[prefix.size()]);
+  }
+  return name == glob;
 }
 
 class DriverStep final : public Step {
@@ -31,164 +39,147 @@ class DriverStep final : public Step {
   std::string Name() const override { return std::string(kStepDriver); }
 
   Result<StepCheck> Check() override {
-    if (Guest()) return CheckGuest();
-    return CheckHost();
+    state_ = DriverState{};
+    Result<DriverPlan> plan = Guest() ? CheckGuest() : CheckHost();
+    if (!plan.ok()) return plan.status();
+    plan_ = *plan;
+    StepCheck check;
+    check.done = plan_.done;
+    check.detail = plan_.detail;
+    check.reboot_required = plan_.reboot_required;
+    if (plan_.done) check.notes = plan_.notes;
+    return check;
   }
 
   Result<StepPlan> Plan(const StepCheck&) override {
     StepPlan plan;
-    auto repo = CudaRepoActions(context_, installed_);
-    if (!repo.ok()) return repo.status();
-    plan.actions = *repo;
-    std::vector<std::string> packages = Packages();
-    bool all_installed = std::all_of(packages.begin(), packages.end(), [&](const std::string& p) {
-      auto it = installed_.find(p);
-      return it != installed_.end() && it->second.installed;
+    const bool uses_repo = std::any_of(plan_.actions.begin(), plan_.actions.end(), [](const StepAction& a) {
+      return a.argv.size() > 1 && a.argv[0] == "apt-get" && a.argv[1] == "install";
     });
-    if (!all_installed) {
-      plan.actions.push_back(AptUpdate());
-      if (std::optional<std::string> headers = MissingHeaders()) {
-        // Before the driver: its DKMS module build needs them, and without
-        // them it "installs" with no module to load.
-        plan.actions.push_back(AptInstall({*headers}));
-        plan.notes.push_back("the driver's module is built for the running kernel " + context_.facts.kernel_release +
-                             ": " + *headers + " first");
-      }
-      std::vector<std::string> install = packages;
-      if (Guest()) {
-        // apt matches the version as a glob: 590.44.01-1 (Debian) or 590.44.01-0ubuntu1.
-        for (auto& p : install) p += "=" + *context_.facts.kernel_module_version + "-*";
-      }
-      plan.actions.push_back(AptInstall(install, Guest()));
+    if (uses_repo) {
+      auto repo = CudaRepoActions(context_, installed_);
+      if (!repo.ok()) return repo.status();
+      plan.actions = *repo;
     }
-    StepAction hold;
-    hold.argv = {"apt-mark", "hold"};
-    hold.argv.insert(hold.argv.end(), packages.begin(), packages.end());
-    plan.actions.push_back(hold);
-    if (Guest()) {
-      plan.notes.push_back("container: user space only, pinned to the host's kernel module " +
-                           *context_.facts.kernel_module_version + "; no kernel module is installed");
-    }
+    plan.actions.insert(plan.actions.end(), plan_.actions.begin(), plan_.actions.end());
+    plan.notes = plan_.notes;
     return plan;
   }
 
  private:
   bool Guest() const { return context_.facts.lxc_guest || context_.target.in_container(); }
 
-  // The running kernel's headers package when they are missing on a host:
-  // proxmox-headers-RELEASE on Proxmox VE, linux-headers-RELEASE elsewhere.
-  std::optional<std::string> MissingHeaders() const {
-    const std::string& release = context_.facts.kernel_release;
-    if (Guest() || context_.facts.kernel_headers_installed || release.empty()) return std::nullopt;
-    if (release.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.+-") !=
-        std::string::npos) {
-      return std::nullopt;  // not a package-name part: left for DKMS to report
-    }
-    return (context_.facts.proxmox_host ? "proxmox-headers-" : "linux-headers-") + release;
-  }
-
-  // User space that matches the host's module, by the repository's naming.
-  std::vector<std::string> Packages() const {
-    if (!Guest()) return {std::string(kHostDriverPackage)};
-    const std::string& version = *context_.facts.kernel_module_version;
-    std::string branch = version.substr(0, version.find('.'));
-    if (context_.facts.os_id == "ubuntu") return {"libnvidia-compute-" + branch, "nvidia-utils-" + branch};
-    return {"nvidia-driver-cuda"};
-  }
-
-  Status Query() {
-    std::vector<std::string> names = Packages();
+  Status Query(std::vector<std::string> names) {
     names.emplace_back(kCudaKeyringPackage);
-    // Another branch's user space (libnvidia-compute-580 under a 590 module)
-    // must be seen too: it is the mismatch, not a missing package.
-    if (Guest()) names.emplace_back(std::string(kComputeLibraryPrefix) + "[0-9]*");
+    names.push_back(std::string(kPinningPrefix) + "*");
     auto installed = QueryPackages(context_.target, names, context_.config.check_timeout);
     if (!installed.ok()) return installed.status();
-    installed_ = *installed;
-    auto held = QueryHeld(context_.target, context_.config.check_timeout);
-    if (!held.ok()) return held.status();
-    held_ = *held;
+    installed_.clear();
+    for (const auto& [name, package] : *installed) {
+      if (package.installed) installed_[name] = package;
+    }
+    for (const auto& [name, package] : installed_) {
+      if (name.rfind(kPinningPrefix, 0) == 0) state_.pinned = name.substr(kPinningPrefix.size());
+    }
     return Status::Ok();
   }
 
-  Result<StepCheck> CheckHost() {
-    if (Status s = Query(); !s.ok()) return s;
-    StepCheck check;
-    const std::string name(kHostDriverPackage);
-    auto it = installed_.find(name);
-    if (it == installed_.end() || !it->second.installed) {
-      check.detail = name + " is not installed";
-      return check;
+  // The target's own files (a container's through its root filesystem).
+  sys::HostFs TargetFs() const { return sys::HostFs(context_.target.HostPath("/")); }
+
+  void ReadContrib() {
+    if (context_.facts.os_id != "debian") return;
+    sys::HostFs fs = TargetFs();
+    std::vector<AptSourceFile> files;
+    if (auto text = fs.ReadFile("etc/apt/sources.list"); text.ok()) files.push_back({"sources.list", *text});
+    for (const std::string& name : sys::ListDirectoryNames(fs.Path("etc/apt/sources.list.d"))) {
+      if (auto text = fs.ReadFile("etc/apt/sources.list.d/" + name); text.ok()) files.push_back({name, *text});
     }
-    std::string installed_version = UpstreamVersion(it->second.version);
-    const auto& module = context_.facts.kernel_module_version;
-    if (!module) {
-      check.reboot_required = true;
-      check.notes.push_back("reboot needed: " + name + " " + installed_version +
-                            " is installed but no NVIDIA kernel module is loaded");
-    } else if (*module != installed_version) {
-      check.reboot_required = true;
-      check.notes.push_back("reboot needed: the loaded kernel module is " + *module + ", the installed driver " +
-                            installed_version);
-    }
-    if (!held_.contains(name)) {
-      check.detail = name + " " + it->second.version + " is installed but not held";
-      return check;
-    }
-    check.done = true;
-    check.detail = name + " " + it->second.version + " installed and held";
-    return check;
+    ContribStatus contrib = DebianContribStatus(files);
+    state_.contrib_enabled = contrib.enabled;
+    state_.contrib_list = contrib.contrib_list;
   }
 
-  Result<StepCheck> CheckGuest() {
-    const auto& module = context_.facts.kernel_module_version;
-    if (!module) {
-      return Refusal(
-          "no NVIDIA kernel module is loaded on the host (/proc/driver/nvidia/version is missing); a container "
-          "uses the host's module: install the driver on the Proxmox host first (gpuctl provision node "
-          "--steps driver on the host), then rerun");
-    }
-    if (Status s = Query(); !s.ok()) return s;
-    StepCheck check;
-    std::vector<std::string> missing;
-    std::vector<std::string> not_held;
-    std::vector<std::string> user_space = Packages();
-    for (const auto& [name, package] : installed_) {
-      if (name.rfind(kComputeLibraryPrefix, 0) == 0 && package.installed &&
-          std::find(user_space.begin(), user_space.end(), name) == user_space.end()) {
-        user_space.push_back(name);
+  bool FileIs(std::string_view path, const std::string& content) const {
+    auto text = sys::ReadWholeFile(context_.target.HostPath(std::string(path)));
+    return text.ok() && *text == content;
+  }
+
+  void ReadCudaProcesses() {
+    if (!context_.facts.kernel_module_version) return;
+    auto apps = context_.target.RunCheck({"nvidia-smi", "--query-compute-apps=pid,process_name", "--format=csv,noheader"},
+                                         context_.config.check_timeout);
+    if (!apps.ok() || apps->exit_code != 0) return;
+    for (std::string_view rest = apps->stdout_text; !rest.empty();) {
+      size_t end = rest.find('\n');
+      std::string line(rest.substr(0, end));
+      rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
+      if (line.find_first_not_of(" \r") != std::string::npos && line.find("No running") == std::string::npos) {
+        state_.cuda_processes.push_back(line);
       }
     }
-    for (const std::string& p : user_space) {
-      auto it = installed_.find(p);
-      if (it == installed_.end() || !it->second.installed) {
-        missing.push_back(p);
-        continue;
-      }
-      std::string version = UpstreamVersion(it->second.version);
-      if (version != *module) {
-        return Refusal("the container has NVIDIA user space " + version + " (" + p +
-                       ") but the host's kernel module is " + *module +
-                       ": CUDA would fail with \"Driver/library version mismatch\". Either remove it (apt-get "
-                       "purge " + p + ") and rerun to install " + *module + ", or change the host's driver to " +
-                       version);
-      }
-      if (!held_.contains(p)) not_held.push_back(p);
+  }
+
+  Result<DriverPlan> CheckHost() {
+    std::vector<std::string> names = kNvidiaRepoDrivers;
+    names.insert(names.end(), kDistroDriverGlobs.begin(), kDistroDriverGlobs.end());
+    if (Status s = Query(names); !s.ok()) return s;
+    for (const std::string& driver : kNvidiaRepoDrivers) {
+      auto it = installed_.find(driver);
+      if (it == installed_.end()) continue;
+      state_.source = DriverSource::kNvidiaRepo;
+      state_.installed_package = driver;
+      state_.installed_version = UpstreamVersion(it->second.version);
+      break;
     }
-    if (!missing.empty()) {
-      check.detail = "user space " + *module + " not installed (" + Join(missing, ", ") + ")";
-    } else if (!not_held.empty()) {
-      check.detail = "user space " + *module + " installed but not held (" + Join(not_held, ", ") + ")";
+    if (state_.source == DriverSource::kNvidiaRepo) {
+      if (!state_.pinned.empty()) state_.packages = {std::string(kPinningPrefix) + state_.pinned};
     } else {
-      check.done = true;
-      check.detail = "user space " + *module + " installed and held, matching the host's kernel module";
+      for (const auto& [name, package] : installed_) {
+        bool distro = std::any_of(kDistroDriverGlobs.begin(), kDistroDriverGlobs.end(),
+                                  [&](const std::string& glob) { return Matches(name, glob); });
+        if (!distro) continue;
+        state_.source = DriverSource::kDistro;
+        state_.packages.push_back(name);
+        if (state_.installed_version.empty()) state_.installed_version = UpstreamVersion(package.version);
+      }
     }
-    return check;
+    if (state_.source == DriverSource::kNone && sys::PathExists(context_.target.HostPath("/usr/bin/nvidia-uninstall"))) {
+      state_.source = DriverSource::kRunfile;
+      state_.installed_version = context_.facts.driver_library_version;
+    }
+    ReadContrib();
+    state_.uvm_at_boot = FileIs(kUvmModulesLoadPath, UvmModulesLoadContent()) &&
+                         FileIs(kUvmUdevRulePath, UvmUdevRuleContent());
+    ReadCudaProcesses();
+    return PlanHostDriver(context_.facts, state_, DriverRequestOf(context_.options));
+  }
+
+  Result<DriverPlan> CheckGuest() {
+    const auto& module = context_.facts.kernel_module_version;
+    if (!module) return PlanGuestDriver(context_.facts, state_);  // the refusal
+    std::vector<std::string> user_space = GuestDriverPackages(context_.facts, *module);
+    std::vector<std::string> names = user_space;
+    // Another branch's user space (libnvidia-compute-580 under a 590 module)
+    // must be seen too: it is the mismatch, not a missing package.
+    names.emplace_back("libnvidia-compute-[0-9]*");
+    if (Status s = Query(names); !s.ok()) return s;
+    for (const auto& [name, package] : installed_) {
+      bool ours = std::find(user_space.begin(), user_space.end(), name) != user_space.end() ||
+                  Matches(name, "libnvidia-compute-[0-9]*");
+      if (ours) state_.guest_installed[name] = UpstreamVersion(package.version);
+    }
+    const std::string pinning = GuestPinningPackage(*module);
+    state_.guest_pin_present = pinning.empty() ? FileIs(kGuestPinPreferencesPath, DriverPinPreferences(*module))
+                                               : installed_.contains(pinning);
+    ReadContrib();
+    return PlanGuestDriver(context_.facts, state_);
   }
 
   const StepContext& context_;
   std::map<std::string, InstalledPackage> installed_;
-  std::set<std::string> held_;
+  DriverState state_;
+  DriverPlan plan_;
 };
 
 }  // namespace

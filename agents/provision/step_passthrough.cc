@@ -31,16 +31,24 @@ class PassthroughStep final : public Step {
     }
     std::vector<std::string> missing = MissingPassthroughLines(input);
     StepCheck check;
-    if (missing.empty()) {
+    if (missing.empty() && !UvmNotLoaded(input)) {
       check.done = true;
       check.detail = "/" + config_path + " passes the host's NVIDIA devices in (" +
                      std::to_string(input.dev_nodes.size()) + " nodes)";
       return check;
     }
-    std::string message = "container " + context_.target.container() + " lacks GPU passthrough: add these " +
-                          std::to_string(missing.size()) + " lines to /" + config_path +
-                          " and restart it (pct reboot " + context_.target.container() + "):";
+    std::string message = "container " + context_.target.container() + " lacks GPU passthrough";
+    if (!missing.empty()) {
+      message += ": add these " + std::to_string(missing.size()) + " lines to /" + config_path +
+                 " and restart it (pct reboot " + context_.target.container() + "):";
+    }
     for (const std::string& line : missing) message += "\n  " + line;
+    if (UvmNotLoaded(input)) {
+      message += "\nnvidia_uvm is not loaded on the host, so CUDA in the container has no /dev/nvidia-uvm and its "
+                 "cgroup line cannot be written yet: load it (modprobe nvidia_uvm && nvidia-modprobe -c0 -u; "
+                 "gpuctl provision node --steps driver on the host loads it at every boot), then rerun for the "
+                 "lxc.cgroup2.devices.allow line of its major";
+    }
     return Refusal(message);
   }
 

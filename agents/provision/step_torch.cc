@@ -24,6 +24,9 @@ class TorchStep final : public Step {
     const std::string& torch_version = context_.options.torch_version;
     const bool pre_turing = AnyBeforeTuring(context_.facts.compute_capabilities);
     auto tag = TorchIndexTagFor(torch_version, toolkit_, pre_turing);
+    if (!tag && !context_.options.torch_index.empty()) {
+      tag = "--torch-index";  // a mirror the user vouches for; the import check still compares CUDA majors
+    }
     if (!tag) {
       std::string why = pre_turing && toolkit_.major >= 13
                             ? "a GPU here is older than Turing (compute capability below 7.5), which CUDA 13 "
@@ -70,9 +73,12 @@ class TorchStep final : public Step {
     if (reinstall_) install.argv.emplace_back("--reinstall");
     install.argv.push_back("torch==" + context_.options.torch_version);
     install.argv.emplace_back("--index-url");
-    install.argv.push_back(TorchIndexUrl(tag_));
+    const std::string& mirror = context_.options.torch_index;
+    install.argv.push_back(mirror.empty() ? TorchIndexUrl(tag_) : mirror);
     plan.actions.push_back(install);
-    plan.notes.push_back("index " + tag_ + " for CUDA toolkit " + FormatCudaVersion(toolkit_));
+    plan.notes.push_back(mirror.empty() ? "index " + tag_ + " for CUDA toolkit " + FormatCudaVersion(toolkit_)
+                                        : "index " + mirror + " (--torch-index) for CUDA toolkit " +
+                                              FormatCudaVersion(toolkit_) + "; PyTorch's own would be " + tag_);
     return plan;
   }
 

@@ -16,7 +16,9 @@ struct ProvisionFlags {
   std::string node;
   bool dry_run = false;
   std::vector<std::string> steps;
-  std::string cuda, torch, venv, ext, container;
+  std::string cuda, torch, venv, ext, container, driver_branch, torch_index;
+  bool replace_driver = false;
+  bool secure_boot_enrolled = false;
 };
 
 // Without NAME: the agent of --agent / --node / the local socket. With NAME:
@@ -35,6 +37,10 @@ void RunProvision(CommandContext& ctx, const ProvisionFlags& flags) {
   request.set_venv_path(flags.venv);
   request.set_ext(flags.ext);
   request.set_container(flags.container);
+  request.set_driver_branch(flags.driver_branch);
+  request.set_replace_driver(flags.replace_driver);
+  request.set_secure_boot_enrolled(flags.secure_boot_enrolled);
+  request.set_torch_index(flags.torch_index);
   // A node added with --container is provisioned inside that container.
   if (flags.container.empty() && !flags.node.empty()) {
     Result<Node> node = DefaultNodeStore().Find(flags.node);
@@ -75,8 +81,9 @@ void AddProvisionCommand(CLI::App& app, CommandContext& context) {
   CLI::App* node = provision->add_subcommand("node", "Provision a node (or, without NAME, the agent of --agent)");
   node->footer(
       "Each step checks whether it is already done (then it is skipped), applies its commands, and checks again. "
-      "Steps run in this order: driver (NVIDIA's CUDA apt repository, nvidia-open, held; in an LXC guest the user "
-      "space at the host module's version), cuda (cuda-toolkit-X-Y and /etc/profile.d/gpuctl-cuda.sh), venv (uv "
+      "Steps run in this order: driver (NVIDIA's CUDA apt repository; nvidia-open, or cuda-drivers for GPUs "
+      "before Turing, of one branch pinned by nvidia-driver-pinning-BRANCH, after the kernel's headers; a working "
+      "driver is kept; in an LXC guest the user space at the host module's version), cuda (cuda-toolkit-X-Y and /etc/profile.d/gpuctl-cuda.sh), venv (uv "
       "venv), torch (from the wheel index matching the toolkit's CUDA major), ext (an extension such as flash-attn "
       "built for the GPUs present, as a guarded job). With --container VMID on a Proxmox host the container's GPU "
       "passthrough is checked first and the steps run inside it through pct exec.\n"
@@ -96,6 +103,15 @@ void AddProvisionCommand(CLI::App& app, CommandContext& context) {
   node->add_option("--ext", flags->ext, "A CUDA extension to build, e.g. flash-attn");
   node->add_option("--container", flags->container,
                    "Proxmox LXC VMID: provision inside that container (default: the node's, from node add --container)");
+  node->add_option("--driver-branch", flags->driver_branch,
+                   "NVIDIA driver branch to install and pin, e.g. 580 or 595 (default 580, the long-term branch; a "
+                   "working driver of another branch is kept unless this is given)");
+  node->add_flag("--replace-driver", flags->replace_driver,
+                 "Replace a loaded driver of another branch or source (running CUDA jobs break until the reboot)");
+  node->add_flag("--secure-boot-enrolled", flags->secure_boot_enrolled,
+                 "Secure Boot is on and the DKMS signing key is enrolled (mokutil): install the driver anyway");
+  node->add_option("--torch-index", flags->torch_index,
+                   "Wheel index URL for torch (a mirror of PyTorch's cuXXX index); default: PyTorch's for the CUDA");
   node->callback([&context, flags] { RunProvision(context, *flags); });
 }
 

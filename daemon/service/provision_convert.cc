@@ -31,6 +31,10 @@ provision::ProvisionOptions FromProto(const v1::ProvisionRequest& request) {
   options.venv_path = request.venv_path();
   options.ext = request.ext();
   options.container = request.container();
+  options.driver_branch = request.driver_branch();
+  options.replace_driver = request.replace_driver();
+  options.secure_boot_enrolled = request.secure_boot_enrolled();
+  options.torch_index = request.torch_index();
   return options;
 }
 

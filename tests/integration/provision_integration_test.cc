@@ -19,9 +19,7 @@ class ProvisionIntegration : public AgentFixture {
  protected:
   void SetUp() override {
     dir_.WriteFile("root/etc/os-release", "PRETTY_NAME=\"Ubuntu 24.04.1 LTS\"\nID=ubuntu\nVERSION_ID=\"24.04\"\n");
-    dir_.WriteFile("root/proc/driver/nvidia/version",
-                   "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  590.44.01  Release Build  "
-                   "(dvs-builder@U16-I3-B03-4-3)  Tue Nov 25 2025\n");
+    // A fresh host: GPUs, no NVIDIA kernel module loaded yet.
     dir_.MakeDir("standin");
     std::string path = std::string(GPUCTL_SOURCE_DIR) + "/tests/fakes/bin:" + std::getenv("PATH");
     StartAgent({"--provision-root", dir_.path() + "/root"},
@@ -60,13 +58,14 @@ class ProvisionIntegration : public AgentFixture {
 TEST_F(ProvisionIntegration, ProvisionsThenReprovisionsWithoutChangingAnything) {
   RunResult r = Gpuctl({"provision", "node", "--venv", Venv(), "--cuda", "13.1", "--torch", "2.10.0"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err << AgentLog();
-  EXPECT_NE(r.out.find("driver      done    nvidia-open 590.44.01-1 installed and held"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("driver      done    nvidia-open 580.105.08 installed, pinned to the 580 branch"),
+            std::string::npos) << r.out;
   EXPECT_NE(r.out.find("STEP    RESULT"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("provisioned in"), std::string::npos) << r.out;
   std::vector<std::string> changes = TakeChanges();
   ASSERT_EQ(changes.size(), 9u) << r.out;
-  EXPECT_EQ(changes[3], "apt-get install -y nvidia-open");
-  EXPECT_EQ(changes[4], "apt-mark hold nvidia-open");
+  EXPECT_EQ(changes[3], "apt-get install -y nvidia-driver-pinning-580");
+  EXPECT_EQ(changes[4], "apt-get install -y nvidia-open");
   EXPECT_EQ(changes[6], "apt-get install -y cuda-toolkit-13-1");
   // The venv is made on this host's own python3 when PyTorch supports it
   // (no download), else on a Python uv downloads.

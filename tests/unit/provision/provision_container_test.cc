@@ -31,6 +31,8 @@ class ProvisionContainerTest : public StandinTest {
     dir().WriteFile("lxc/200/rootfs/etc/os-release", "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\nVERSION_ID=\"12\"\n");
     facts.os_id = "proxmox-should-not-be-used";
     facts.proxmox_host = true;
+    facts.kernel_module_version = "590.44.01";  // the host's, which the container's user space must match
+    facts.driver_library_version = "590.44.01";
   }
 
   std::vector<std::string> PctCalls() const {
@@ -90,8 +92,9 @@ TEST_F(ProvisionContainerTest, StepsRunInsideTheContainerThroughPctExec) {
   EXPECT_EQ(LastReport(*result, "passthrough")->phase, StepPhase::kSkipped);
   std::vector<std::string> calls = PctCalls();
   EXPECT_TRUE(Contains(calls, "exec 200 -- env DEBIAN_FRONTEND=noninteractive apt-get install -y "
-                              "--no-install-recommends nvidia-driver-cuda=590.44.01-*"));
-  EXPECT_TRUE(Contains(calls, "exec 200 -- apt-mark hold nvidia-driver-cuda"));
+                              "--no-install-recommends nvidia-driver-pinning-590.44.01"));
+  EXPECT_TRUE(Contains(calls, "exec 200 -- env DEBIAN_FRONTEND=noninteractive apt-get install -y "
+                              "--no-install-recommends nvidia-driver-cuda"));
   EXPECT_TRUE(Contains(calls, "exec 200 -- env DEBIAN_FRONTEND=noninteractive apt-get install -y cuda-toolkit-13-1"));
   // The profile file lands in the container's root filesystem, not the host's.
   std::ifstream profile(dir().path() + "/lxc/200/rootfs/etc/profile.d/gpuctl-cuda.sh");

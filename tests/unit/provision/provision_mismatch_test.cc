@@ -5,6 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "agents/provision/driver_plan.h"
+#include "agents/sys/files.h"
+#include "tests/fakes/scoped_env.h"
 #include "tests/unit/provision/standin_fixture.h"
 
 namespace gpuctl::provision {
@@ -127,6 +130,7 @@ TEST(PlanFacts, ToolkitsAreThoseWhereCudaHomeWouldPoint) {
 
 TEST_F(ProvisionMismatchTest, LxcGuestInstallsUserSpaceAtTheHostModulesVersion) {
   facts.lxc_guest = true;
+  facts.kernel_module_version = "590.44.01";
   facts.os_id = "debian";
   facts.os_version_id = "12";
   Installed("cuda-keyring", "1.1-1");
@@ -137,13 +141,14 @@ TEST_F(ProvisionMismatchTest, LxcGuestInstallsUserSpaceAtTheHostModulesVersion) 
   EXPECT_TRUE(result->ok) << LastReport(*result, "driver")->detail;
   EXPECT_EQ(Changing(TakeInvocations()),
             (std::vector<std::string>{"apt-get update",
-                                      "apt-get install -y --no-install-recommends nvidia-driver-cuda=590.44.01-*",
-                                      "apt-mark hold nvidia-driver-cuda"}));
+                                      "apt-get install -y --no-install-recommends nvidia-driver-pinning-590.44.01",
+                                      "apt-get install -y --no-install-recommends nvidia-driver-cuda"}));
   EXPECT_THAT(LastReport(*result, "driver")->detail, HasSubstr("matching the host's kernel module"));
 }
 
 TEST_F(ProvisionMismatchTest, LxcGuestRefusesUserSpaceOfAnotherVersion) {
   facts.lxc_guest = true;
+  facts.kernel_module_version = "590.44.01";
   facts.os_id = "debian";
   facts.os_version_id = "12";
   Installed("cuda-keyring", "1.1-1");
@@ -163,7 +168,8 @@ TEST_F(ProvisionMismatchTest, LxcGuestRefusesUserSpaceOfAnotherVersion) {
 }
 
 TEST_F(ProvisionMismatchTest, UbuntuLxcGuestWithAnotherBranchsLibraryIsRefused) {
-  facts.lxc_guest = true;  // Ubuntu 24.04, host module 590.44.01
+  facts.lxc_guest = true;  // Ubuntu 24.04
+  facts.kernel_module_version = "590.44.01";
   Installed("cuda-keyring", "1.1-1");
   Installed("libnvidia-compute-580", "580.95.05-0ubuntu1");
   ProvisionOptions options;
@@ -176,16 +182,45 @@ TEST_F(ProvisionMismatchTest, UbuntuLxcGuestWithAnotherBranchsLibraryIsRefused) 
   EXPECT_EQ(Changing(TakeInvocations()), std::vector<std::string>{});
 }
 
-TEST_F(ProvisionMismatchTest, UbuntuLxcGuestInstallsTheBranchPackagesPinned) {
+// From 590 NVIDIA's Ubuntu packages have no branch in their names: the
+// pinning package for the module's version picks it, for them and their
+// dependencies alike.
+TEST_F(ProvisionMismatchTest, UbuntuLxcGuestInstallsUnversionedPackagesAfterThePinningPackage) {
   facts.lxc_guest = true;
+  facts.kernel_module_version = "590.44.01";
   Installed("cuda-keyring", "1.1-1");
   ProvisionOptions options;
   options.steps = {"driver"};
   auto result = Provision(options);
   ASSERT_TRUE(result.ok());
   EXPECT_TRUE(result->ok) << LastReport(*result, "driver")->detail;
-  EXPECT_TRUE(Contains(TakeInvocations(), "apt-get install -y --no-install-recommends "
-                                          "libnvidia-compute-590=590.44.01-* nvidia-utils-590=590.44.01-*"));
+  EXPECT_EQ(Changing(TakeInvocations()),
+            (std::vector<std::string>{
+                "apt-get update", "apt-get install -y --no-install-recommends nvidia-driver-pinning-590.44.01",
+                "apt-get install -y --no-install-recommends libnvidia-compute nvidia-headless-no-dkms-open"}));
+  auto again = Provision(options);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(LastReport(*again, "driver")->phase, StepPhase::kSkipped) << LastReport(*again, "driver")->detail;
+}
+
+// Under a host driver before 580 there is no pinning package: gpuctl writes
+// the apt preferences it would hold, so dependencies follow the version too.
+TEST_F(ProvisionMismatchTest, LxcGuestUnderA550HostPinsWithAptPreferences) {
+  facts.lxc_guest = true;
+  facts.kernel_module_version = "550.127.05";
+  Installed("cuda-keyring", "1.1-1");
+  testing::ScopedEnv offered("GPUCTL_STANDIN_DRIVER_VERSION", "550.127.05");
+  ProvisionOptions options;
+  options.steps = {"driver"};
+  auto result = Provision(options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->ok) << LastReport(*result, "driver")->detail;
+  EXPECT_EQ(Changing(TakeInvocations()),
+            (std::vector<std::string>{"apt-get update", "apt-get install -y --no-install-recommends "
+                                                        "libnvidia-compute-550 nvidia-utils-550"}));
+  auto prefs = sys::ReadWholeFile(config.system_root + std::string(kGuestPinPreferencesPath));
+  ASSERT_TRUE(prefs.ok());
+  EXPECT_THAT(*prefs, HasSubstr("Pin: version 550.127.05-*"));
 }
 
 TEST_F(ProvisionMismatchTest, LxcGuestWithoutAHostModuleIsRefused) {

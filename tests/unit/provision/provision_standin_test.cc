@@ -31,8 +31,10 @@ TEST_F(ProvisionStandinTest, FreshHostRunsEveryStepInOrder) {
           " https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2404/x86_64/cuda-keyring_1.1-1_all.deb",
       "dpkg -i " + keyring,
       "apt-get update",
+      // The branch's pinning package first: apt then takes the driver and
+      // everything it pulls in from that branch.
+      "apt-get install -y nvidia-driver-pinning-580",
       "apt-get install -y nvidia-open",
-      "apt-mark hold nvidia-open",
       "apt-get update",
       "apt-get install -y cuda-toolkit-13-1",
       // No system python3 known here: uv downloads one, beside the venv.
@@ -50,7 +52,9 @@ TEST_F(ProvisionStandinTest, FreshHostRunsEveryStepInOrder) {
   ASSERT_TRUE(profile.ok());
   EXPECT_THAT(*profile, HasSubstr("export PATH=/usr/local/cuda-13.1/bin${PATH:+:${PATH}}"));
   EXPECT_THAT(*profile, HasSubstr("LD_LIBRARY_PATH=/usr/local/cuda-13.1/lib64"));
-  EXPECT_FALSE(result->reboot_required);
+  // No module was loaded: the new one loads at the next boot.
+  EXPECT_TRUE(result->reboot_required);
+  EXPECT_THAT(LastReport(*result, "driver")->detail, HasSubstr("nvidia-open 580.105.08 installed, pinned to the 580 branch"));
 
   // Each step streams planned (with its commands), running, done.
   std::vector<std::string> driver_phases;
@@ -246,7 +250,11 @@ TEST_F(ProvisionStandinTest, DryRunPrintsTheExactCommandsAndRunsNone) {
 }
 
 TEST_F(ProvisionStandinTest, RebootIsNeededWhenTheLoadedModuleDiffersFromTheInstalledDriver) {
-  facts.kernel_module_version = "580.159.04";
+  Installed("cuda-keyring", "1.1-1");
+  Installed("nvidia-driver-pinning-580", "1.0-1");
+  Installed("nvidia-open", "580.159.04-1");
+  facts.kernel_module_version = "580.95.05";
+  facts.driver_library_version = "580.95.05";
   ProvisionOptions options;
   options.steps = {"driver"};
   auto result = Provision(options);
@@ -255,7 +263,7 @@ TEST_F(ProvisionStandinTest, RebootIsNeededWhenTheLoadedModuleDiffersFromTheInst
   EXPECT_TRUE(result->reboot_required);
   const StepReport* driver = LastReport(*result, "driver");
   ASSERT_FALSE(driver->notes.empty());
-  EXPECT_THAT(driver->notes[0], HasSubstr("reboot needed: the loaded kernel module is 580.159.04"));
+  EXPECT_THAT(driver->notes[0], HasSubstr("reboot needed: the loaded kernel module is 580.95.05, the installed driver 580.159.04"));
 }
 
 TEST_F(ProvisionStandinTest, ACancelStopsBeforeTheNextCommand) {

@@ -92,5 +92,22 @@ TEST(Passthrough, ProxmoxDeviceEntriesCoverTheirNodes) {
   EXPECT_EQ(MissingPassthroughLines(input).front(), "lxc.cgroup2.devices.allow: c 195:* rwm");
 }
 
+// Before the host loads nvidia_uvm there is no /dev/nvidia-uvm and no major
+// for it: the lines are still wanted, and the step says to load the module.
+TEST(Passthrough, NvidiaUvmIsWantedBeforeTheHostLoadsIt) {
+  PassthroughInput input;
+  input.proc_devices = "Character devices:\n195 nvidia-frontend\n";
+  input.dev_nodes = {"nvidia0", "nvidiactl"};
+  input.container_config = "lxc.cgroup2.devices.allow: c 195:* rwm\n"
+                           "lxc.mount.entry: /dev/nvidia0 dev/nvidia0 none bind,optional,create=file\n"
+                           "lxc.mount.entry: /dev/nvidiactl dev/nvidiactl none bind,optional,create=file\n";
+  EXPECT_EQ(MissingPassthroughLines(input),
+            std::vector<std::string>{"lxc.mount.entry: /dev/nvidia-uvm dev/nvidia-uvm none bind,optional,create=file"});
+  EXPECT_TRUE(UvmNotLoaded(input));
+  input.proc_devices = kDevices;
+  EXPECT_FALSE(UvmNotLoaded(input));
+  EXPECT_EQ(MissingPassthroughLines(input).front(), "lxc.cgroup2.devices.allow: c 236:* rwm");
+}
+
 }  // namespace
 }  // namespace gpuctl::provision

@@ -32,7 +32,7 @@ class StandinTest : public ::testing::Test {
  protected:
   StandinTest();
 
-  // Ubuntu 24.04 host, one H200 (9.0), module 590.44.01, 100 GiB free, 16 CPUs.
+  // A fresh Ubuntu 24.04 host: one H200 (9.0), no driver, 100 GiB free, 16 CPUs.
   PlanFacts facts;
   ProvisionConfig config;
 

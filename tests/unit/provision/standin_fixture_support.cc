@@ -23,7 +23,6 @@ StandinTest::StandinTest()
   dir_.MakeDir("root/etc");
   facts.os_id = "ubuntu";
   facts.os_version_id = "24.04";
-  facts.kernel_module_version = "590.44.01";
   facts.kernel_module_open = true;
   facts.compute_capabilities = {"9.0"};
   facts.mem_available_bytes = uint64_t{100} << 30;
