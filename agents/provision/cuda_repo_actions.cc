@@ -1,6 +1,7 @@
 #include "agents/provision/cuda_repo_actions.h"
 
 #include "agents/provision/cuda_repo.h"
+#include "agents/sys/files.h"
 
 namespace gpuctl::provision {
 
@@ -14,12 +15,22 @@ Result<std::vector<StepAction>> CudaRepoActions(const StepContext& context,
                    context.facts.os_version_id + "' (" + context.facts.machine +
                    "): use Ubuntu 22.04/24.04 or Debian 12/13, or add the repository by hand and rerun");
   }
+  std::vector<StepAction> actions;
+  // A minimal host (debootstrap, a container image) may lack curl or the CA
+  // bundle that https needs: from the distribution's own archive first.
+  if (!sys::PathExists(context.target.HostPath("/usr/bin/curl")) ||
+      !sys::PathExists(context.target.HostPath("/etc/ssl/certs/ca-certificates.crt"))) {
+    actions.push_back(AptUpdate());
+    actions.push_back(AptInstall({"curl", "ca-certificates"}));
+  }
   std::string deb = context.download_dir + "/" + std::string(kCudaKeyringDeb);
   StepAction download;
   download.argv = {"curl", "-fsSL", "--retry", "3", "-o", deb, CudaKeyringUrl(*repo)};
   StepAction install;
   install.argv = {"dpkg", "-i", deb};
-  return std::vector<StepAction>{download, install};
+  actions.push_back(download);
+  actions.push_back(install);
+  return actions;
 }
 
 StepAction AptUpdate() {

@@ -13,7 +13,8 @@ namespace gpuctl::provision {
 
 inline constexpr std::string_view kCudaKeyringPackage = "cuda-keyring";
 
-// Nothing when cuda-keyring is installed; else curl + dpkg -i. Errors: a
+// Nothing when cuda-keyring is installed; else curl + dpkg -i (curl and
+// ca-certificates installed first where they are missing). Errors: a
 // refusal when NVIDIA publishes no repository for the target's OS.
 Result<std::vector<StepAction>> CudaRepoActions(const StepContext& context,
                                                 const std::map<std::string, InstalledPackage>& installed);

@@ -10,6 +10,9 @@
 #                CACHE_DIR/SUITE.tar.zst  pristine tarball (.tar.gz without zstd)
 #                CACHE_DIR/SUITE.tmp      work dir; a half-made root is never reused
 #
+# GPUCTL_ROOT_INCLUDE=python3 (comma-separated packages) makes and caches a
+# variant with them too, as CACHE_DIR/SUITE-python3 (a host with a system Python).
+#
 # Mirror: $GPUCTL_DEBIAN_MIRROR, else the Debian main archive from this host's
 # apt sources (never hard-coded: CI hosts point at local mirrors or snapshots).
 # Exit 77 (ctest SKIP) when not root or the archive cannot be reached.
@@ -54,17 +57,19 @@ mirror=${mirror%/}
 if command -v zstd >/dev/null; then ext=tar.zst; comp=(zstd -q -T0 -3); else ext=tar.gz; comp=(gzip -1); fi
 mkdir -p "$cache"
 cache=$(cd "$cache" && pwd)
-root=$cache/$suite
+extra=${GPUCTL_ROOT_INCLUDE:-}
+name=$suite${extra:+-${extra//,/-}}
+root=$cache/$name
 
 # One maker per suite at a time; a second caller waits and then reuses.
-exec 9>"$cache/$suite.lock"
+exec 9>"$cache/$name.lock"
 flock 9
 
 make_tarball() {  # $1 = root dir; written aside and renamed so it is all or nothing
     local old
-    for old in "$cache/$suite".tar.*; do [[ -e $old ]] && rm -f "$old"; done
-    tar -C "$1" --numeric-owner --one-file-system -cpf - . | "${comp[@]}" > "$cache/$suite.$ext.part"
-    mv -f "$cache/$suite.$ext.part" "$cache/$suite.$ext"
+    for old in "$cache/$name".tar.*; do [[ -e $old ]] && rm -f "$old"; done
+    tar -C "$1" --numeric-owner --one-file-system -cpf - . | "${comp[@]}" > "$cache/$name.$ext.part"
+    mv -f "$cache/$name.$ext.part" "$cache/$name.$ext"
 }
 
 if [[ ! -d $root ]]; then
@@ -80,11 +85,11 @@ if [[ ! -d $root ]]; then
     [[ -e $script ]] || script=/usr/share/debootstrap/scripts/sid
 
     rm -rf "$root.tmp"
-    log=$cache/$suite.debootstrap.log
+    log=$cache/$name.debootstrap.log
     # Private mount namespace: debootstrap mounts /proc and /sys in the target,
     # and if it dies half way those mounts must not stay on the host.
     if ! unshare --mount --propagation private \
-            debootstrap --variant=minbase --include=openssh-server \
+            debootstrap --variant=minbase --include="openssh-server${extra:+,$extra}" \
                 "$suite" "$root.tmp" "$mirror" "$script" >"$log" 2>&1; then
         tail -n 20 "$log" >&2
         if grep -qiE 'Failed getting release file|Couldn.t download|Temporary failure in name resolution|Connection refused' "$log"; then
@@ -112,8 +117,8 @@ if [[ ! -d $root ]]; then
 fi
 
 # A root from an older run may lack its tarball (e.g. killed between the two).
-tarball=$(ls "$cache/$suite".tar.zst "$cache/$suite".tar.gz 2>/dev/null | head -n1 || true)
-if [[ -z $tarball ]]; then make_tarball "$root"; tarball=$cache/$suite.$ext; fi
+tarball=$(ls "$cache/$name".tar.zst "$cache/$name".tar.gz 2>/dev/null | head -n1 || true)
+if [[ -z $tarball ]]; then make_tarball "$root"; tarball=$cache/$name.$ext; fi
 flock -u 9
 
 if [[ -z $dest ]]; then echo "$root"; exit 0; fi

@@ -19,7 +19,9 @@ class ProvisionIntegration : public AgentFixture {
  protected:
   void SetUp() override {
     dir_.WriteFile("root/etc/os-release", "PRETTY_NAME=\"Ubuntu 24.04.1 LTS\"\nID=ubuntu\nVERSION_ID=\"24.04\"\n");
-    // A fresh host: GPUs, no NVIDIA kernel module loaded yet.
+    // A fresh host: GPUs, no NVIDIA kernel module loaded yet; curl is there.
+    dir_.WriteFile("root/usr/bin/curl", "");
+    dir_.WriteFile("root/etc/ssl/certs/ca-certificates.crt", "");
     dir_.MakeDir("standin");
     std::string path = std::string(GPUCTL_SOURCE_DIR) + "/tests/fakes/bin:" + std::getenv("PATH");
     StartAgent({"--provision-root", dir_.path() + "/root"},

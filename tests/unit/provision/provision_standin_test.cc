@@ -174,6 +174,90 @@ TEST_F(ProvisionStandinTest, MissingKernelHeadersAreInstalledBeforeTheDriver) {
   }
 }
 
+// A minimal Debian 12 host (no curl, contrib off, no headers): each gap is
+// filled in the order the next command needs it, then the branch is pinned
+// before the driver is installed.
+TEST_F(ProvisionStandinTest, AMinimalDebianHostGetsWhatTheDriverNeedsInOrder) {
+  facts.os_id = "debian";
+  facts.os_version_id = "12";
+  facts.kernel_release = "6.1.0-26-amd64";
+  ASSERT_TRUE(sys::RemoveFile(config.system_root + "/usr/bin/curl").ok());
+  dir().WriteFile("root/etc/apt/sources.list", "deb http://mirror.invalid/debian bookworm main\n"
+                                               "deb http://mirror.invalid/debian-security bookworm-security main\n");
+  ProvisionOptions options;
+  options.steps = {"driver"};
+  auto result = Provision(options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  ASSERT_TRUE(result->ok) << LastReport(*result, "driver")->detail;
+  std::vector<std::string> planned;
+  for (const StepReport& report : reports) {
+    if (report.step != "driver" || report.phase != StepPhase::kPlanned) continue;
+    for (const auto& command : report.commands) {
+      std::string line;
+      for (const std::string& arg : command.argv) line += (line.empty() ? "" : " ") + arg;
+      planned.push_back(line);
+    }
+  }
+  const std::string keyring = config.state_dir + "/provision/cuda-keyring_1.1-1_all.deb";
+  EXPECT_EQ(planned, (std::vector<std::string>{
+                         "apt-get update",
+                         "apt-get install -y curl ca-certificates",
+                         "curl -fsSL --retry 3 -o " + keyring +
+                             " https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/"
+                             "cuda-keyring_1.1-1_all.deb",
+                         "dpkg -i " + keyring,
+                         "write " + config.system_root + "/etc/apt/sources.list.d/gpuctl-contrib.list",
+                         "apt-get update",
+                         "apt-get install -y linux-headers-6.1.0-26-amd64",
+                         "apt-get install -y nvidia-driver-pinning-580",
+                         "apt-get install -y nvidia-open",
+                     }));
+  auto contrib = sys::ReadWholeFile(config.system_root + "/etc/apt/sources.list.d/gpuctl-contrib.list");
+  ASSERT_TRUE(contrib.ok());
+  EXPECT_THAT(*contrib, HasSubstr("deb http://mirror.invalid/debian bookworm contrib\n"));
+  EXPECT_THAT(*contrib, HasSubstr("deb http://mirror.invalid/debian-security bookworm-security contrib\n"));
+
+  // The rerun finds contrib on, the driver pinned and installed: nothing to do.
+  TakeInvocations();
+  auto again = Provision(options);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(LastReport(*again, "driver")->phase, StepPhase::kSkipped) << LastReport(*again, "driver")->detail;
+  EXPECT_EQ(Changing(TakeInvocations()), std::vector<std::string>{});
+}
+
+// --driver-branch on a host running another branch: refused (exit 2) while
+// the driver is in use, replaced with --replace-driver.
+TEST_F(ProvisionStandinTest, ADriverInUseIsReplacedOnlyWithReplaceDriver) {
+  Installed("cuda-keyring", "1.1-1");
+  Installed("nvidia-driver-595-open", "595.71.05-0ubuntu1");
+  Installed("libnvidia-compute-595", "595.71.05-0ubuntu1");
+  facts.kernel_module_version = "595.71.05";
+  facts.driver_library_version = "595.71.05";
+  ProvisionOptions options;
+  options.steps = {"driver"};
+  auto kept = Provision(options);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(LastReport(*kept, "driver")->phase, StepPhase::kSkipped);
+  EXPECT_THAT(LastReport(*kept, "driver")->detail, HasSubstr("595.71.05 (from the distribution's packages)"));
+
+  options.driver_branch = "580";
+  auto refused = Provision(options);
+  ASSERT_TRUE(refused.ok());
+  EXPECT_TRUE(refused->refused);
+  EXPECT_THAT(LastReport(*refused, "driver")->failure->message, HasSubstr("--replace-driver"));
+  EXPECT_EQ(Changing(TakeInvocations()), std::vector<std::string>{});
+
+  options.replace_driver = true;
+  auto replaced = Provision(options);
+  ASSERT_TRUE(replaced.ok());
+  ASSERT_TRUE(replaced->ok) << LastReport(*replaced, "driver")->detail;
+  EXPECT_TRUE(replaced->reboot_required);
+  EXPECT_EQ(Changing(TakeInvocations()),
+            (std::vector<std::string>{"apt-get update", "apt-get purge -y libnvidia-compute-595 nvidia-driver-595-open",
+                                      "apt-get install -y --allow-downgrades nvidia-driver-pinning-580",
+                                      "apt-get install -y --allow-downgrades nvidia-open"}));
+}
+
 // A host whose python3 PyTorch supports gets its venv on it: no download,
 // which a host without a route to uv's Python builds needs.
 TEST_F(ProvisionStandinTest, TheVenvUsesTheSystemPythonWhenPyTorchSupportsIt) {

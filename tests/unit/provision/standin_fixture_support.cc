@@ -21,6 +21,9 @@ StandinTest::StandinTest()
       log_("GPUCTL_STANDIN_LOG", dir_.path() + "/standin.log") {
   dir_.MakeDir("standin");
   dir_.MakeDir("root/etc");
+  // curl and its CA bundle are there, as on most hosts (a test removes them).
+  dir_.WriteFile("root/usr/bin/curl", "");
+  dir_.WriteFile("root/etc/ssl/certs/ca-certificates.crt", "");
   facts.os_id = "ubuntu";
   facts.os_version_id = "24.04";
   facts.kernel_module_open = true;
