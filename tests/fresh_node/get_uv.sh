@@ -15,10 +15,17 @@ if [[ -x $cache/uv ]]; then echo "$cache/uv"; exit 0; fi
 exec 9>"$cache/uv.lock"
 flock 9
 if [[ ! -x $cache/uv ]]; then
+  # Debian's python3 has no pip without python3-pip; a venv brings its own.
   command -v python3 >/dev/null || skip "no python3 to run pip"
-  python3 -m pip --version >/dev/null 2>&1 || skip "pip is not installed (python3-pip)"
+  if python3 -m pip --version >/dev/null 2>&1; then
+    pip=(python3 -m pip)
+  else
+    [[ -x $cache/pip-venv/bin/pip ]] || python3 -m venv "$cache/pip-venv" >/dev/null \
+      || skip "no pip: neither python3-pip nor python3-venv"
+    pip=("$cache/pip-venv/bin/pip")
+  fi
   rm -rf "$cache/uv-wheel"
-  timeout 300 python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$cache/uv-wheel" uv \
+  timeout 300 "${pip[@]}" download --quiet --no-deps --only-binary=:all: -d "$cache/uv-wheel" uv \
     || skip "pip could not download uv"
   wheel=$(ls "$cache"/uv-wheel/uv-*.whl | head -n1)
   # The program is the wheel's only script: uv-VERSION.data/scripts/uv.
