@@ -8,6 +8,9 @@
 namespace gpuctl::provision {
 namespace {
 
+// The torch version is not in PyTorch's table, but --torch-index names a mirror.
+constexpr std::string_view kMirrorTag = "--torch-index";
+
 class TorchStep final : public Step {
  public:
   explicit TorchStep(const StepContext& context) : context_(context) {}
@@ -25,7 +28,7 @@ class TorchStep final : public Step {
     const bool pre_turing = AnyBeforeTuring(context_.facts.compute_capabilities);
     auto tag = TorchIndexTagFor(torch_version, toolkit_, pre_turing);
     if (!tag && !context_.options.torch_index.empty()) {
-      tag = "--torch-index";  // a mirror the user vouches for; the import check still compares CUDA majors
+      tag = std::string(kMirrorTag);  // a mirror the user vouches for; the import check still compares CUDA majors
     }
     if (!tag) {
       std::string why = pre_turing && toolkit_.major >= 13
@@ -78,7 +81,8 @@ class TorchStep final : public Step {
     plan.actions.push_back(install);
     plan.notes.push_back(mirror.empty() ? "index " + tag_ + " for CUDA toolkit " + FormatCudaVersion(toolkit_)
                                         : "index " + mirror + " (--torch-index) for CUDA toolkit " +
-                                              FormatCudaVersion(toolkit_) + "; PyTorch's own would be " + tag_);
+                                              FormatCudaVersion(toolkit_) +
+                                              (tag_ == kMirrorTag ? "" : "; PyTorch's own would be " + tag_));
     return plan;
   }
 

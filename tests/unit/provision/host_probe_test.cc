@@ -192,6 +192,19 @@ TEST_F(HostProbeTest, WithoutLspciGpusComeFromSysfs) {
   EXPECT_TRUE(HasNoteContaining(probe, "GPUs read from /sys/bus/pci")) << AllNotes(probe);
 }
 
+TEST_F(HostProbeTest, SecureBootFromTheEfiVariable) {
+  EXPECT_FALSE(Probe().secure_boot);  // no EFI: a BIOS boot
+  const std::string var = "sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c";
+  dir_.WriteFile(var, std::string("\x06\x00\x00\x00\x01", 5));
+  EXPECT_TRUE(Probe().secure_boot);
+  dir_.WriteFile(var, std::string("\x06\x00\x00\x00\x00", 5));
+  EXPECT_FALSE(Probe().secure_boot);
+  dir_.WriteFile(var, "garbage");
+  HostProbe odd = Probe();
+  EXPECT_FALSE(odd.secure_boot);
+  EXPECT_TRUE(HasNoteContaining(odd, "Secure Boot state unknown")) << AllNotes(odd);
+}
+
 TEST_F(HostProbeTest, HeadersFromDpkgWhenTheBuildLinkIsAbsent) {
   runner_.SetResult({"dpkg-query", "-W", "-f=${Status}", std::string("linux-headers-") + kKernel},
                     FakeCommandRunner::Output(0, "install ok installed"));

@@ -48,6 +48,40 @@ TEST_F(ProvisionMismatchTest, TorchForCu128WithToolkit131IsReinstalledFromCu130)
   EXPECT_THAT(LastReport(*result, "torch")->detail, HasSubstr("2.10.0+cu130 imports, built for CUDA 13.0"));
 }
 
+// A mirror of PyTorch's index: its URL is used as given, the CUDA major is
+// still checked by importing what it served.
+TEST_F(ProvisionMismatchTest, TorchComesFromTheMirrorGivenWithTorchIndex) {
+  VenvWithTorch("cu128");
+  ProvisionOptions options;
+  options.steps = {"torch"};
+  options.torch_index = "https://mirror.invalid/pytorch/whl/cu130";
+  auto result = Provision(options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->ok) << result->failed_step;
+  EXPECT_EQ(Changing(TakeInvocations()),
+            (std::vector<std::string>{"uv pip install --python " + venv() +
+                                      "/bin/python --reinstall torch==2.10.0 --index-url "
+                                      "https://mirror.invalid/pytorch/whl/cu130"}));
+  EXPECT_THAT(LastReport(*result, "torch")->detail, HasSubstr("2.10.0+cu130 imports"));
+}
+
+// CUDA 13 cannot build for a V100: refused before anything is installed.
+TEST_F(ProvisionMismatchTest, Cuda13OnAVoltaHostIsRefusedNamingCuda129) {
+  facts.compute_capabilities = {"7.0"};
+  Installed("cuda-keyring", "1.1-1");
+  ProvisionOptions options;
+  options.steps = {"cuda"};
+  auto result = Provision(options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->refused);
+  EXPECT_THAT(LastReport(*result, "cuda")->failure->message, HasSubstr("use --cuda 12.9"));
+  EXPECT_EQ(Changing(TakeInvocations()), std::vector<std::string>{});
+  options.cuda_version = "12.9";
+  auto older = Provision(options);
+  ASSERT_TRUE(older.ok());
+  EXPECT_TRUE(older->ok) << LastReport(*older, "cuda")->detail;
+}
+
 TEST_F(ProvisionMismatchTest, ExtAloneRefusesTheMismatchWithTheTwoWaysOut) {
   VenvWithTorch("cu128");
   ProvisionOptions options;

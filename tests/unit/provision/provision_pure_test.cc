@@ -90,6 +90,16 @@ TEST(CudaReleases, Cuda13NeedsThe580DriverBranch) {
       << old.message();
 }
 
+TEST(CudaReleases, Cuda13DroppedGpusBeforeTuring) {
+  auto pascal = CheckCudaAgainstGpus({13, 1}, {"6.0"});
+  ASSERT_FALSE(pascal.ok());
+  EXPECT_EQ(pascal.code(), ErrorCode::kFailedPrecondition);
+  EXPECT_NE(pascal.message().find("use --cuda 12.9"), std::string::npos) << pascal.message();
+  EXPECT_TRUE(CheckCudaAgainstGpus({12, 9}, {"6.0"}).ok());
+  EXPECT_TRUE(CheckCudaAgainstGpus({13, 1}, {"7.5", "9.0"}).ok());
+  EXPECT_TRUE(CheckCudaAgainstGpus({13, 1}, {}).ok());  // GPUs unknown: the repository decides
+}
+
 TEST(VenvChoice, TheSystemPythonWhenPyTorchSupportsIt) {
   EXPECT_EQ(UsableSystemPython("3.10.12"), "3.10");  // Ubuntu 22.04
   EXPECT_EQ(UsableSystemPython("3.11.2"), "3.11");   // Debian 12
@@ -171,6 +181,15 @@ TEST(ProvisionOptions, RefusesBadInputSayingWhatIsAccepted) {
   expect_refused([](ProvisionOptions& o) { o.ext = "--pre"; }, "not a package name");
   expect_refused([](ProvisionOptions& o) { o.container = "ct200"; }, "not a Proxmox VMID");
   expect_refused([](ProvisionOptions& o) { o.steps = {"ext"}; }, "needs --ext NAME");
+  expect_refused([](ProvisionOptions& o) { o.driver_branch = "latest"; }, "not a driver branch");
+  expect_refused([](ProvisionOptions& o) { o.driver_branch = "580.95.05"; }, "give its number, e.g. 580");
+  expect_refused([](ProvisionOptions& o) { o.torch_index = "ftp://mirror/whl"; }, "not a wheel index URL");
+  expect_refused([](ProvisionOptions& o) { o.torch_index = "https://m/whl cu130"; }, "not a wheel index URL");
+  expect_refused([](ProvisionOptions& o) { o.torch_index = "https://m/whl';rm"; }, "not a wheel index URL");
+  ProvisionOptions good;
+  good.driver_branch = "595";
+  good.torch_index = "https://mirror.invalid/pytorch/whl/cu130";
+  EXPECT_TRUE(NormalizeOptions(good, config).ok());
 }
 
 TEST(AptPackages, ParsesDpkgQueryAndHolds) {
