@@ -71,7 +71,9 @@ std::optional<std::string> TorchIndexTagFor(std::string_view torch_version, Cuda
   for (const std::string& tag : TorchIndexTags(torch_version)) {
     std::optional<CudaVersion> index = CudaVersionOfIndexTag(tag);
     if (!index || index->major != toolkit.major) continue;
-    if (pre_turing && index->major >= 13) continue;  // cu130 needs Turing
+    // GPUs before Turing: cu130 needs Turing, cu128 dropped Maxwell and Pascal
+    // (torch 2.8) then Volta (2.11); cu126 and older keep them all.
+    if (pre_turing && (index->major > 12 || (index->major == 12 && index->minor >= 8))) continue;
     if (!oldest_same_major) oldest_same_major = index;
     if (index->minor <= toolkit.minor) best = index;
   }

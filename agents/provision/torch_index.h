@@ -31,8 +31,9 @@ std::vector<std::string> TorchIndexTags(std::string_view torch_version);
 
 // The index to install torch_version from for a toolkit: of that release's
 // indexes with the toolkit's CUDA major, the newest whose minor is not above
-// the toolkit's, else the oldest of that major. cu130 and later need Turing
-// (compute capability 7.5): with an older GPU only a CUDA 12 index will do.
+// the toolkit's, else the oldest of that major. With a GPU before Turing
+// (compute capability < 7.5) only indexes before cu128 will do (cu126): cu128
+// dropped Maxwell, Pascal and then Volta, cu130 needs Turing.
 // nullopt: none fits (TorchIndexChoices then says what would).
 std::optional<std::string> TorchIndexTagFor(std::string_view torch_version, CudaVersion toolkit, bool pre_turing);
 // For a refusal: "torch 2.10.0 is published for cu126, cu128, cu130".

@@ -24,10 +24,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-mkdir -p "$work/root/etc" "$work/root/proc/driver/nvidia" "$work/standin"
+# A fresh Ubuntu 24.04 host (no module loaded yet) that has curl.
+mkdir -p "$work/root/etc/ssl/certs" "$work/root/usr/bin" "$work/standin"
 printf 'ID=ubuntu\nVERSION_ID="24.04"\n' >"$work/root/etc/os-release"
-echo "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  590.44.01  Release Build" \
-  >"$work/root/proc/driver/nvidia/version"
+touch "$work/root/usr/bin/curl" "$work/root/etc/ssl/certs/ca-certificates.crt"
 export PATH="$root/tests/fakes/bin:$PATH" GPUCTL_STANDIN_STATE="$work/standin"
 venv="$work/venv"
 

@@ -50,7 +50,9 @@ TEST(TorchIndex, GpusOlderThanTuringGetACuda12Index) {
   EXPECT_TRUE(AnyBeforeTuring({"6.1"}));
   EXPECT_FALSE(AnyBeforeTuring({"7.5", "8.0", "9.0", "12.0"}));
   EXPECT_FALSE(AnyBeforeTuring({}));
-  EXPECT_EQ(Tag("2.10.0", "12.8", true), "cu128");
+  EXPECT_EQ(Tag("2.10.0", "12.8", true), "cu126");  // cu128 dropped Maxwell and Pascal, and Volta from 2.11
+  EXPECT_EQ(Tag("2.11.0", "12.9", true), "cu126");
+  EXPECT_EQ(Tag("2.11.0", "12.9", false), "cu128");
   EXPECT_EQ(Tag("2.10.0", "13.0", true), "none");  // cu130 needs Turing
   EXPECT_EQ(TorchIndexChoices("2.10.0"), "torch 2.10.0 is published for cu126, cu128, cu130");
   EXPECT_EQ(TorchIndexChoices("1.13.1"), "gpuctl knows the CUDA indexes of torch 2.5 and later only");
