@@ -14,6 +14,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${GPUCTL_BUILD_DIR:-$root/build}
 runs=${1:-10}
+[[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [RUNS] (a positive number, got '$runs')" >&2; exit 2; }
 [[ -x $build/daemon/gpuctld && -x $build/client/gpuctl ]] || cmake --build "$build" --target gpuctld gpuctl
 
 work=$(mktemp -d)
