@@ -109,6 +109,23 @@ Result<v1::StartJobRequest> BuildStartJobRequest(const TrainStartFlags& flags, c
     if (!limit.ok()) return limit.status().Wrap("--mem-limit");
     spec.set_mem_limit_bytes(*limit);
   }
+  if (!flags.on_oom.empty() && flags.on_oom != "fail" && flags.on_oom != "recover") {
+    return InvalidArgument("--on-oom must be fail or recover, got '" + flags.on_oom + "'");
+  }
+  spec.set_on_oom(flags.on_oom);
+  if (!flags.oom_retries.empty()) {
+    Result<uint64_t> retries = flags.oom_retries == "0" ? Result<uint64_t>(uint64_t{0}) : ParseAnchors(flags.oom_retries);
+    if (!retries.ok() || *retries > 100) {
+      return InvalidArgument("--oom-retries must be a whole number from 0 to 100, got '" + flags.oom_retries + "'");
+    }
+    spec.set_oom_retries(static_cast<uint32_t>(*retries));
+  }
+  bool remediation_flags = !flags.oom_retries.empty() || !flags.oom_knobs.empty() || !flags.retry_args.empty();
+  if (remediation_flags && flags.on_oom != "recover") {
+    return InvalidArgument("--oom-retries, --oom-knob and --retry-arg act only with --on-oom recover");
+  }
+  for (const std::string& knob : flags.oom_knobs) spec.add_oom_knobs(knob);
+  for (const std::string& arg : flags.retry_args) spec.add_retry_args(arg);
   return request;
 }
 

@@ -28,6 +28,10 @@ struct TrainStartFlags {
   std::string gpus;
   std::string container;
   std::string mem_limit;             // a size, e.g. 64G; empty: the agent's default
+  std::string on_oom;                // fail, recover; empty: fail
+  std::string oom_retries;           // empty: the agent's default, 3
+  std::vector<std::string> oom_knobs;   // FLAG[:FACTOR[:MIN]], read by the agent
+  std::vector<std::string> retry_args;
 };
 
 // Checks what is cheap to check here (name, anchors, env, script xor command)

@@ -73,6 +73,11 @@ json ToJson(const JobSpec& s) {
             {"container", s.container}};
   PutOptional(j, "anchors", s.anchors);
   PutOptional(j, "mem_limit_bytes", s.mem_limit_bytes);
+  json knobs = json::array();
+  for (const OomKnob& k : s.oom.knobs) knobs.push_back({{"flag", k.flag}, {"factor", Number(k.factor)}, {"min", k.min}});
+  j["oom"] = {{"recover", s.oom.recover}, {"retries", s.oom.retries}, {"knobs", knobs},
+              {"retry_args", s.oom.retry_args}};
+  j["attempt"] = s.attempt;
   return j;
 }
 
@@ -89,7 +94,46 @@ JobSpec SpecFromJson(const json& j) {
   s.gpus = j.value("gpus", "");
   s.container = j.value("container", "");
   GetOptional(j, "mem_limit_bytes", s.mem_limit_bytes);
+  if (j.contains("oom")) {
+    const json& oom = j["oom"];
+    s.oom.recover = oom.value("recover", false);
+    s.oom.retries = JsonIntegerOr(oom, "retries", uint32_t{3});
+    for (const json& k : oom.value("knobs", json::array())) {
+      s.oom.knobs.push_back({k.at("flag").get<std::string>(), NumberFrom(k.at("factor")),
+                             JsonIntegerOr(k, "min", uint64_t{64})});
+    }
+    s.oom.retry_args = oom.value("retry_args", std::vector<std::string>{});
+  }
+  s.attempt = JsonIntegerOr(j, "attempt", uint32_t{1});
   return s;
+}
+
+json ToJson(const AttemptRecord& a) {
+  json j = {{"attempt", a.attempt},         {"run_id", a.run_id},
+            {"alloc_conf", a.alloc_conf},   {"command", a.command},
+            {"state", JobStateName(a.state)}, {"state_reason", a.state_reason},
+            {"log_path", a.log_path},       {"started_unix_ms", a.started_unix_ms},
+            {"ended_unix_ms", a.ended_unix_ms}, {"changes", a.changes}};
+  PutOptional(j, "step", a.step);
+  if (a.best_throughput) j["best_throughput"] = ToJson(*a.best_throughput);
+  return j;
+}
+
+AttemptRecord AttemptFromJson(const json& j) {
+  AttemptRecord a;
+  a.attempt = JsonIntegerOr(j, "attempt", uint32_t{1});
+  a.run_id = j.value("run_id", "");
+  a.alloc_conf = j.value("alloc_conf", "");
+  a.command = j.value("command", std::vector<std::string>{});
+  a.state = ParseJobState(j.value("state", "failed")).value_or(JobState::kFailed);
+  a.state_reason = j.value("state_reason", "");
+  GetOptional(j, "step", a.step);
+  if (j.contains("best_throughput")) a.best_throughput = ThroughputFromJson(j["best_throughput"]);
+  a.log_path = j.value("log_path", "");
+  a.started_unix_ms = JsonIntegerOr(j, "started_unix_ms", int64_t{0});
+  a.ended_unix_ms = JsonIntegerOr(j, "ended_unix_ms", int64_t{0});
+  a.changes = j.value("changes", std::vector<std::string>{});
+  return a;
 }
 
 }  // namespace
@@ -195,6 +239,13 @@ json ToJson(const JobRecord& r) {
   PutOptional(j, "pid_start_time", r.pid_start_time);
   PutOptional(j, "guard_kill_reason", r.guard_kill_reason);
   PutOptional(j, "stop_deadline_unix_ms", r.stop_deadline_unix_ms);
+  if (!r.attempts.empty()) {
+    json attempts = json::array();
+    for (const AttemptRecord& a : r.attempts) attempts.push_back(ToJson(a));
+    j["attempts"] = attempts;
+  }
+  if (r.oom_decided) j["oom_decided"] = true;
+  PutOptional(j, "hold_step", r.hold_step);
   j["cgroup"] = r.cgroup;
   if (!r.pid_path.empty()) {
     j["pid_path"] = r.pid_path;
@@ -254,6 +305,9 @@ Result<JobRecord> JobRecordFromJson(const json& j) {
     for (const json& e : j.value("events", json::array())) {
       r.events.push_back({LogEventFromJson(e), JsonIntegerOr(e, "time_unix_ms", int64_t{0})});
     }
+    for (const json& a : j.value("attempts", json::array())) r.attempts.push_back(AttemptFromJson(a));
+    r.oom_decided = j.value("oom_decided", false);
+    GetOptional(j, "hold_step", r.hold_step);
     return r;
   } catch (const std::exception& e) {
     return InvalidArgument(std::string("job record is malformed: ") + e.what());

@@ -38,6 +38,23 @@ struct JobEventRecord {
   int64_t time_unix_ms = 0;  // when the agent read it
 };
 
+// An earlier run of the job, ended in CUDA OOM, that a remediation relaunched
+// (or gave up on): kept so `train status` shows the lineage.
+struct AttemptRecord {
+  uint32_t attempt = 1;
+  std::string run_id;
+  std::string alloc_conf;
+  std::vector<std::string> command;  // as it ran
+  JobState state = JobState::kFailed;
+  std::string state_reason;
+  std::optional<uint64_t> step;               // the last step its log showed
+  std::optional<Throughput> best_throughput;
+  std::string log_path;                       // its own log, kept
+  int64_t started_unix_ms = 0;
+  int64_t ended_unix_ms = 0;
+  std::vector<std::string> changes;           // what the relaunch after it changed
+};
+
 struct JobRecord {
   JobSpec spec;
   // This run of the job: in the record, every event, the cgroup's name
@@ -77,6 +94,12 @@ struct JobRecord {
   uint64_t parsed_offset = 0;  // log bytes already read into events and metrics
   MetricsState metrics;
   std::vector<JobEventRecord> events;
+  // OOM remediation (spec.oom): the earlier attempts, oldest first; whether
+  // this run's OOM end was decided on (relaunched or given up); the step the
+  // last attempt reached, until this run passes it (oom_remediation_held).
+  std::vector<AttemptRecord> attempts;
+  bool oom_decided = false;
+  std::optional<uint64_t> hold_step;
 };
 
 nlohmann::json ToJson(const JobRecord& record);

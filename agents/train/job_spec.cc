@@ -1,5 +1,8 @@
 #include "agents/train/job_spec.h"
 
+#include <algorithm>
+#include <cstdlib>
+
 #include "agents/train/alloc_conf.h"
 #include "agents/train/anchors.h"
 
@@ -59,6 +62,12 @@ Status ValidateJobSpec(const JobSpec& spec) {
   if (spec.anchors && *spec.anchors == 0) {
     return InvalidArgument("--anchors must be a positive integer, got 0");
   }
+  if (spec.oom.retries > 100) return InvalidArgument("--oom-retries must be at most 100");
+  for (const OomKnob& knob : spec.oom.knobs) {
+    if (knob.flag.size() < 2 || knob.flag[0] != '-' || !(knob.factor > 0 && knob.factor < 1) || knob.min == 0) {
+      return InvalidArgument("--oom-knob '" + knob.flag + "': give FLAG[:FACTOR[:MIN]] with FACTOR in (0, 1), MIN >= 1");
+    }
+  }
   if (spec.anchors && (spec.anchors_flag.size() < 2 || spec.anchors_flag[0] != '-')) {
     return InvalidArgument("--anchors-flag must look like a flag (e.g. --max-anchors), got '" + spec.anchors_flag + "'");
   }
@@ -90,7 +99,45 @@ std::vector<std::string> EffectiveCommand(const JobSpec& spec) {
   std::vector<std::string> argv = spec.command;
   if (argv.empty() && !spec.script.empty()) argv.push_back(spec.script);
   if (spec.anchors) argv = ApplyAnchorsFlag(std::move(argv), *spec.anchors, spec.anchors_flag);
+  if (spec.attempt > 1 && !spec.oom.retry_args.empty()) {
+    const auto& extra = spec.oom.retry_args;
+    bool present = std::search(argv.begin(), argv.end(), extra.begin(), extra.end()) != argv.end();
+    if (!present) argv.insert(argv.end(), extra.begin(), extra.end());
+  }
   return argv;
+}
+
+std::vector<OomKnob> EffectiveKnobs(const JobSpec& spec) {
+  if (!spec.oom.knobs.empty()) return spec.oom.knobs;
+  return {OomKnob{spec.anchors_flag, 0.75, 64}};
+}
+
+Result<OomKnob> ParseOomKnob(std::string_view text) {
+  auto bad = [&](std::string why) {
+    return InvalidArgument("--oom-knob '" + std::string(text) + "': " + why +
+                           "; give FLAG[:FACTOR[:MIN]], e.g. --max-anchors:0.75:64 or --batch-size:0.5:1");
+  };
+  OomKnob knob;
+  size_t first = text.find(':');
+  knob.flag = std::string(text.substr(0, first));
+  if (knob.flag.size() < 2 || knob.flag[0] != '-' || knob.flag.find_first_of(" =\t") != std::string::npos) {
+    return bad("the flag must start with '-' and have no spaces or '='");
+  }
+  if (first == std::string_view::npos) return knob;
+  std::string_view rest = text.substr(first + 1);
+  size_t second = rest.find(':');
+  std::string factor(rest.substr(0, second));
+  char* end = nullptr;
+  double value = std::strtod(factor.c_str(), &end);
+  if (factor.empty() || end != factor.c_str() + factor.size() || !(value > 0.0 && value < 1.0)) {
+    return bad("the factor must be a number between 0 and 1");
+  }
+  knob.factor = value;
+  if (second == std::string_view::npos) return knob;
+  Result<uint64_t> min = ParseAnchors(rest.substr(second + 1));
+  if (!min.ok()) return bad("the minimum must be a whole number of at least 1");
+  knob.min = *min;
+  return knob;
 }
 
 std::map<std::string, std::string> EffectiveEnv(const JobSpec& spec) {
@@ -99,6 +146,7 @@ std::map<std::string, std::string> EffectiveEnv(const JobSpec& spec) {
   if (!spec.gpus.empty()) env["CUDA_VISIBLE_DEVICES"] = spec.gpus;
   env["GPUCTL_JOB"] = spec.name;
   if (spec.anchors) env["GPUCTL_ANCHORS"] = std::to_string(*spec.anchors);
+  env["GPUCTL_ATTEMPT"] = std::to_string(spec.attempt);
   env.try_emplace("PYTHONUNBUFFERED", "1");
   return env;
 }

@@ -14,6 +14,23 @@ namespace gpuctl::train {
 
 inline constexpr std::string_view kDefaultAnchorsFlag = "--max-anchors";
 
+// A knob a CUDA OOM remediation turns down: `--oom-knob FLAG[:FACTOR[:MIN]]`.
+struct OomKnob {
+  std::string flag;     // "--max-anchors", "--batch-size"
+  double factor = 0.75;  // the new value is the old times this, rounded down
+  uint64_t min = 64;     // never below
+  bool operator==(const OomKnob&) const = default;
+};
+
+// What to do when a run ends in CUDA OOM (`--on-oom recover`), and how far.
+struct OomPolicy {
+  bool recover = false;  // false: `--on-oom fail`, the run just fails
+  uint32_t retries = 3;  // relaunches at most
+  std::vector<OomKnob> knobs;            // empty: the anchors flag, 0.75, 64
+  std::vector<std::string> retry_args;   // added to the command on every relaunch
+  bool operator==(const OomPolicy&) const = default;
+};
+
 struct JobSpec {
   std::string name;
   std::vector<std::string> command;  // argv; with a script: {script, args...}
@@ -28,7 +45,16 @@ struct JobSpec {
   // The job's cgroup memory limit; unset: the agent's default (host total
   // minus the guard's reserve).
   std::optional<uint64_t> mem_limit_bytes;
+  OomPolicy oom;
+  // 1 for the run the user started, n for the (n-1)th OOM relaunch: the job
+  // sees it as GPUCTL_ATTEMPT, and from 2 on its command gets the retry args.
+  uint32_t attempt = 1;
 };
+
+// The knobs a remediation turns: the policy's, or the default one.
+std::vector<OomKnob> EffectiveKnobs(const JobSpec& spec);
+// Reads "FLAG[:FACTOR[:MIN]]" (factor in (0, 1), min a whole number >= 1).
+Result<OomKnob> ParseOomKnob(std::string_view text);
 
 // [A-Za-z0-9._-]{1,64}, not "." or "..": names become file and tmux names.
 Status ValidateJobName(std::string_view name);
@@ -39,11 +65,12 @@ Status ValidateJobName(std::string_view name);
 // The message says what was wrong and how to fix it.
 Status ValidateJobSpec(const JobSpec& spec);
 
-// The argv that runs: the command (or script), with --anchors applied.
+// The argv that runs: the command (or script), with --anchors applied and,
+// from attempt 2 on, the retry args appended (once).
 std::vector<std::string> EffectiveCommand(const JobSpec& spec);
 
 // The environment the job gets on top of the agent's: the user's --env, then
-// PYTORCH_CUDA_ALLOC_CONF, CUDA_VISIBLE_DEVICES, GPUCTL_JOB, GPUCTL_ANCHORS,
+// PYTORCH_CUDA_ALLOC_CONF, CUDA_VISIBLE_DEVICES, GPUCTL_JOB, GPUCTL_ANCHORS, GPUCTL_ATTEMPT,
 // and PYTHONUNBUFFERED=1 unless the user set it (so the log, and with it OOM
 // detection, is not 8 KiB behind).
 std::map<std::string, std::string> EffectiveEnv(const JobSpec& spec);

@@ -131,6 +131,7 @@ void JobSupervisor::OwnerLoop() {
     // and the loop would spin instead of escalating the stop.
     const auto now = clock_.SteadyNow();
     if (backlog_ || now >= NextWake(now)) Tick();
+    RemediateOoms();
     lock.lock();
   }
 }

@@ -139,7 +139,16 @@ class JobSupervisor {
   void OwnerLoop();
   void Reconcile();
   void AdoptOrphans();
-  Result<JobRecord> DoStart(JobSpec spec);
+  // `lineage`: an OOM relaunch's earlier attempts and the step to pass.
+  struct Lineage {
+    std::vector<AttemptRecord> attempts;
+    std::optional<uint64_t> hold_step;
+  };
+  Result<JobRecord> DoStart(JobSpec spec, Lineage lineage = {});
+  // Jobs with --on-oom recover whose run ended in CUDA OOM (its log read to
+  // the end): decided on (oom_remediation.h), relaunched or given up.
+  void RemediateOoms();
+  void Remediate(Entry& entry);
   Result<JobRecord> DoBeginStop(const std::string& name, std::chrono::milliseconds grace);
   Result<JobRecord> DoRemove(const std::string& name);
   // Reads up to `ingest_bytes` of the log, settles an ended run, escalates

@@ -223,15 +223,24 @@ void JobSupervisor::Refresh(Entry& entry, size_t ingest_bytes) {
     entry.kill_sent = true;
   }
   if (entry.kill_sent && IsActive(r.state)) entry.recheck_at = clock_.SteadyNow() + std::chrono::milliseconds(50);
+  // A relaunched run past the step its last attempt reached: the change held.
+  bool held = r.hold_step && r.metrics.step && *r.metrics.step > *r.hold_step;
+  if (held) {
+    PublishEvent("oom_remediation_held", r,
+                 "attempt " + std::to_string(r.spec.attempt) + " passed step " + std::to_string(*r.hold_step) +
+                     ", where the last attempt ended",
+                 {{"attempt", r.spec.attempt}, {"step", *r.metrics.step}, {"last_attempt_step", *r.hold_step}});
+    r.hold_step.reset();
+  }
   bool offset_moved = r.parsed_offset != entry.saved_offset && now - entry.last_save_ms >= kMetricsSaveEveryMs;
-  if (settled || events_added || offset_moved || r.state != state_before) (void)Save(entry);
+  if (settled || events_added || offset_moved || held || r.state != state_before) (void)Save(entry);
   if (settled || events_added || r.state != state_before || r.parsed_offset != offset_before ||
       r.log_bytes != bytes_before) {
     Publish(entry);
   }
 }
 
-Result<JobRecord> JobSupervisor::DoStart(JobSpec spec) {
+Result<JobRecord> JobSupervisor::DoStart(JobSpec spec, Lineage lineage) {
   const std::string name = spec.name;
   if (spec.cwd.empty()) {
     spec.cwd = spec.container.empty() ? options_.default_cwd : launcher_.DefaultContainerCwd(spec.container);
@@ -270,6 +279,8 @@ Result<JobRecord> JobSupervisor::DoStart(JobSpec spec) {
   record.exit_path = placement->exit_path;
   record.cgroup = placement->cgroup;
   record.pid_path = placement->pid_path;
+  record.attempts = std::move(lineage.attempts);
+  record.hold_step = lineage.hold_step;
   Status saved = store_.Prepare(name);
   if (saved.ok()) saved = store_.Save(record);
   if (!saved.ok()) {

@@ -100,6 +100,23 @@ void AddTrainStartCommand(CLI::App& train, CommandContext& context) {
   cmd->add_option("--mem-limit", flags->mem_limit,
                   "Memory limit of the job's cgroup, e.g. 64G (default: the guard domain's total less half the reserve)")
       ->type_name("SIZE");
+  cmd->add_option("--on-oom", flags->on_oom,
+                  "What a run that dies of CUDA OOM gets: fail (default) or recover: relaunched as a new run with "
+                  "expandable_segments:True and/or its knobs turned down, keeping its GPUs (events "
+                  "oom_remediation, oom_gave_up, oom_remediation_held)")
+      ->check(CLI::IsMember({"fail", "recover"}))
+      ->type_name("fail|recover");
+  cmd->add_option("--oom-retries", flags->oom_retries, "OOM relaunches at most (default 3)")->type_name("N");
+  cmd->add_option("--oom-knob", flags->oom_knobs,
+                  "A flag of the command to scale down after a CUDA OOM, FLAG[:FACTOR[:MIN]]; repeatable (default: "
+                  "the anchors flag, 0.75, 64: 1024 -> 768, rounded down to a multiple of 64)")
+      ->allow_extra_args(false)
+      ->type_name("FLAG[:FACTOR[:MIN]]");
+  cmd->add_option("--retry-arg", flags->retry_args,
+                  "An argument added to the command on every OOM relaunch, e.g. --retry-arg=--resume-from "
+                  "--retry-arg=latest; repeatable")
+      ->allow_extra_args(false)
+      ->type_name("ARG");
   cmd->add_option("command", flags->command, "After '--': the command to run and its arguments, verbatim")
       ->type_name("COMMAND");
   cmd->callback([&context, flags] { RunStart(context, *flags); });

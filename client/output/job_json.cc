@@ -65,6 +65,25 @@ json JobToJson(const v1::Job& job, int64_t now_unix_ms) {
   for (const v1::JobEvent& e : job.events()) events.push_back(JobEventToJson(e));
   // Seconds with millisecond precision.
   double runtime_seconds = static_cast<double>(JobRuntime(job, now_unix_ms).count()) / 1000.0;
+  json attempts = json::array();
+  for (const v1::JobAttempt& a : job.attempts()) {
+    attempts.push_back({{"attempt", a.attempt()},
+                        {"run_id", a.run_id()},
+                        {"state", JobStateName(a.state())},
+                        {"state_reason", a.state_reason()},
+                        {"alloc_conf", a.alloc_conf()},
+                        {"command", std::vector<std::string>(a.command().begin(), a.command().end())},
+                        {"step", a.has_step() ? json(a.step()) : json(nullptr)},
+                        {"best_throughput", ThroughputJson(a.has_best_throughput(), a.best_throughput())},
+                        {"log_path", a.log_path()},
+                        {"started_unix_ms", a.started_unix_ms()},
+                        {"ended_unix_ms", a.ended_unix_ms()},
+                        {"changes", std::vector<std::string>(a.changes().begin(), a.changes().end())}});
+  }
+  json on_oom = {{"policy", spec.on_oom().empty() ? "fail" : spec.on_oom()},
+                 {"retries", spec.oom_retries()},
+                 {"knobs", std::vector<std::string>(spec.oom_knobs().begin(), spec.oom_knobs().end())},
+                 {"retry_args", std::vector<std::string>(spec.retry_args().begin(), spec.retry_args().end())}};
   return {
       {"name", spec.name()},
       {"run_id", job.run_id()},
@@ -93,6 +112,9 @@ json JobToJson(const v1::Job& job, int64_t now_unix_ms) {
       {"log_path", job.log_path()},
       {"metrics", MetricsJson(job.metrics())},
       {"events", events},
+      {"attempt", spec.attempt()},
+      {"on_oom", on_oom},
+      {"attempts", attempts},
   };
 }
 

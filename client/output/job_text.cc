@@ -154,6 +154,28 @@ std::string JobToText(const v1::Job& job, int64_t now_unix_ms) {
   if (m.has_best_throughput()) throughput += " (best " + Rate(m.best_throughput()) + ")";
   field("throughput", throughput);
   field("restarts", std::to_string(job.restart_count()));
+  if (spec.on_oom() == "recover") {
+    std::string policy = "recover, attempt " + std::to_string(spec.attempt()) + " of at most " +
+                         std::to_string(spec.oom_retries() + 1);
+    for (const std::string& knob : spec.oom_knobs()) policy += ", knob " + knob;
+    field("on oom", policy);
+  }
+  if (job.attempts_size() > 0) {
+    // The lineage: each earlier attempt, how it ended and what the next one changed.
+    field("attempts", std::to_string(job.attempts_size() + 1));
+    for (const v1::JobAttempt& a : job.attempts()) {
+      std::string line = "  #" + std::to_string(a.attempt()) + " run " + a.run_id() + ": " +
+                         JobStateName(a.state()) + ", step " + (a.has_step() ? std::to_string(a.step()) : "-");
+      if (a.has_best_throughput()) line += ", best " + Rate(a.best_throughput());
+      line += ", alloc conf " + OrDash(a.alloc_conf());
+      std::string changes;
+      for (const std::string& c : a.changes()) changes += (changes.empty() ? "" : ", ") + c;
+      if (!changes.empty()) line += "; then " + changes;
+      out += line + "\n";
+    }
+    out += "  #" + std::to_string(spec.attempt()) + " run " + job.run_id() + ": " + JobStateName(job.state()) +
+           " (this run)\n";
+  }
   field("log", FormatBytes(job.log_bytes()) + (job.log_path().empty() ? "" : " in " + job.log_path()));
   field("events", std::to_string(job.events_size()));
   for (const v1::JobEvent& e : job.events()) out += "  " + JobEventToText(e) + "\n";

@@ -1,4 +1,7 @@
 #include "daemon/service/job_convert.h"
+
+#include <sstream>
+
 #include "daemon/service/proto_text.h"
 
 namespace gpuctl::daemon {
@@ -31,6 +34,15 @@ void ToProto(const train::JobSpec& in, v1::JobSpec& out) {
   out.set_gpus(in.gpus);
   out.set_container(in.container);
   if (in.mem_limit_bytes) out.set_mem_limit_bytes(*in.mem_limit_bytes);
+  out.set_on_oom(in.oom.recover ? "recover" : "fail");
+  out.set_oom_retries(in.oom.retries);
+  for (const train::OomKnob& k : in.oom.knobs) {
+    std::ostringstream factor;
+    factor << k.factor;
+    out.add_oom_knobs(k.flag + ":" + factor.str() + ":" + std::to_string(k.min));
+  }
+  for (const std::string& a : in.oom.retry_args) out.add_retry_args(a);
+  out.set_attempt(in.attempt);
 }
 
 void ToProto(const train::Throughput& in, v1::Throughput& out) {
@@ -68,7 +80,7 @@ void ToProto(const train::JobEventRecord& in, v1::JobEvent& out) {
 
 }  // namespace
 
-train::JobSpec FromProto(const v1::JobSpec& in) {
+Result<train::JobSpec> FromProto(const v1::JobSpec& in) {
   train::JobSpec out;
   out.name = in.name();
   out.command.assign(in.command().begin(), in.command().end());
@@ -81,7 +93,19 @@ train::JobSpec FromProto(const v1::JobSpec& in) {
   out.gpus = in.gpus();
   out.container = in.container();
   if (in.has_mem_limit_bytes()) out.mem_limit_bytes = in.mem_limit_bytes();
-  return out;
+  if (in.on_oom() == "recover") {
+    out.oom.recover = true;
+  } else if (!in.on_oom().empty() && in.on_oom() != "fail") {
+    return InvalidArgument("--on-oom must be fail or recover, got '" + in.on_oom() + "'");
+  }
+  if (in.has_oom_retries()) out.oom.retries = in.oom_retries();
+  for (const std::string& text : in.oom_knobs()) {
+    Result<train::OomKnob> knob = train::ParseOomKnob(text);
+    if (!knob.ok()) return knob.status();
+    out.oom.knobs.push_back(*knob);
+  }
+  out.oom.retry_args.assign(in.retry_args().begin(), in.retry_args().end());
+  return out;  // attempt: the agent's to set, 1 for a start
 }
 
 void ToProto(const train::JobRecord& in, v1::Job& out) {
@@ -110,6 +134,21 @@ void ToProto(const train::JobRecord& in, v1::Job& out) {
   if (in.metrics.throughput) ToProto(*in.metrics.throughput, *m->mutable_throughput());
   if (in.metrics.best_throughput) ToProto(*in.metrics.best_throughput, *m->mutable_best_throughput());
   for (const train::JobEventRecord& e : in.events) ToProto(e, *out.add_events());
+  for (const train::AttemptRecord& a : in.attempts) {
+    v1::JobAttempt* p = out.add_attempts();
+    p->set_attempt(a.attempt);
+    p->set_run_id(a.run_id);
+    p->set_alloc_conf(a.alloc_conf);
+    for (const std::string& arg : a.command) p->add_command(arg);
+    p->set_state(ToProto(a.state));
+    p->set_state_reason(a.state_reason);
+    if (a.step) p->set_step(*a.step);
+    if (a.best_throughput) ToProto(*a.best_throughput, *p->mutable_best_throughput());
+    p->set_log_path(a.log_path);
+    p->set_started_unix_ms(a.started_unix_ms);
+    p->set_ended_unix_ms(a.ended_unix_ms);
+    for (const std::string& c : a.changes) p->add_changes(c);
+  }
   MakeStringsUtf8(out);
 }
 

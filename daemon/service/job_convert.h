@@ -6,7 +6,8 @@
 
 namespace gpuctl::daemon {
 
-train::JobSpec FromProto(const v1::JobSpec& in);
+// Errors: kInvalidArgument for an --on-oom or --oom-knob the agent cannot read.
+Result<train::JobSpec> FromProto(const v1::JobSpec& in);
 void ToProto(const train::JobRecord& in, v1::Job& out);
 
 }  // namespace gpuctl::daemon

@@ -35,8 +35,13 @@ grpc::ServerUnaryReactor* OnPool(grpc::CallbackServerContext* context, WorkQueue
 
 grpc::ServerUnaryReactor* AgentService::StartJob(grpc::CallbackServerContext* context,
                                                  const v1::StartJobRequest* request, v1::Job* response) {
-  train::JobSpec spec = FromProto(request->spec());
-  return OnPool(context, job_calls_, [this, response, spec = std::move(spec)](grpc::ServerUnaryReactor* reactor) {
+  Result<train::JobSpec> spec = FromProto(request->spec());
+  if (!spec.ok()) {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    FinishJob(reactor, Result<train::JobRecord>(spec.status()), response);
+    return reactor;
+  }
+  return OnPool(context, job_calls_, [this, response, spec = std::move(*spec)](grpc::ServerUnaryReactor* reactor) {
     FinishJob(reactor, jobs_.StartJob(spec), response);
   });
 }

@@ -1,0 +1,120 @@
+// The supervisor's side of OOM remediation (--on-oom recover): a run that
+// failed with CUDA OOM, its log read to the end, is decided on once for the
+// whole job (oom_remediation.h) and relaunched as a new run of the same job
+// with the changed settings, its GPUs and its lineage; or given up on.
+#include <spdlog/spdlog.h>
+
+#include "agents/sys/files.h"
+#include "agents/train/job_supervisor.h"
+#include "agents/train/oom_remediation.h"
+
+namespace gpuctl::train {
+namespace {
+
+std::vector<LogEvent> OomsOf(const JobRecord& record) {
+  std::vector<LogEvent> ooms;
+  for (const JobEventRecord& e : record.events) {
+    if (e.event.kind == kCudaOom) ooms.push_back(e.event);
+  }
+  return ooms;
+}
+
+// Every OOM'd GPU with its figures, for the event.
+nlohmann::json GpusJson(const std::vector<LogEvent>& ooms) {
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const LogEvent& oom : ooms) {
+    nlohmann::json g = nlohmann::json::object();
+    auto put = [&](const char* key, const auto& value) {
+      if (value) g[key] = *value;
+    };
+    put("gpu", oom.gpu);
+    put("rank", oom.rank);
+    put("tried_bytes", oom.tried_bytes);
+    put("free_bytes", oom.free_bytes);
+    put("total_bytes", oom.total_bytes);
+    put("reserved_unallocated_bytes", oom.reserved_unallocated_bytes);
+    g["fragmentation"] = IsFragmentation(oom);
+    gpus.push_back(std::move(g));
+  }
+  return gpus;
+}
+
+std::string JoinChanges(const std::vector<std::string>& changes) {
+  std::string out;
+  for (const std::string& c : changes) out += (out.empty() ? "" : ", ") + c;
+  return out;
+}
+
+}  // namespace
+
+void JobSupervisor::RemediateOoms() {
+  std::vector<Entry*> due;
+  for (auto& [name, entry] : entries_) {
+    const JobRecord& r = entry->record;
+    if (!r.spec.oom.recover || r.oom_decided || r.state != JobState::kFailed || r.stop_requested) continue;
+    if (LogIngest::Behind(r)) continue;  // the OOM may be in lines not read yet
+    if (OomsOf(r).empty()) continue;
+    due.push_back(entry.get());
+  }
+  for (Entry* entry : due) Remediate(*entry);  // each may replace its own entry, never another
+}
+
+void JobSupervisor::Remediate(Entry& entry) {
+  JobRecord& r = entry.record;
+  const std::vector<LogEvent> ooms = OomsOf(r);
+  const OomDecision decision = DecideOomRemediation(r.spec, ooms);
+  nlohmann::json fields = {{"attempt", r.spec.attempt},
+                           {"gpus", GpusJson(ooms)},
+                           {"changes", decision.changes},
+                           {"reason", decision.reason},
+                           {"fragmentation", decision.fragmentation}};
+  if (!decision.relaunch) {
+    r.oom_decided = true;
+    r.state_reason += "; OOM remediation gave up: " + decision.reason;
+    (void)Save(entry);
+    Publish(entry);
+    spdlog::warn("job '{}' (run {}): OOM remediation gave up: {}", r.spec.name, r.run_id, decision.reason);
+    PublishEvent("oom_gave_up", r, "gave up after attempt " + std::to_string(r.spec.attempt) + ": " + decision.reason,
+                 fields);
+    return;
+  }
+
+  // The attempt that ended, for the lineage, with its own log kept aside.
+  AttemptRecord ended;
+  ended.attempt = r.spec.attempt;
+  ended.run_id = r.run_id;
+  ended.alloc_conf = r.spec.alloc_conf;
+  ended.command = EffectiveCommand(r.spec);
+  ended.state = r.state;
+  ended.state_reason = r.state_reason;
+  ended.step = r.metrics.step;
+  ended.best_throughput = r.metrics.best_throughput;
+  ended.started_unix_ms = r.started_unix_ms;
+  ended.ended_unix_ms = r.ended_unix_ms;
+  ended.changes = decision.changes;
+  ended.log_path = r.log_path;
+  if (!r.log_path.empty() && sys::PathExists(r.log_path)) {
+    std::string kept = r.log_path + "." + r.run_id;
+    if (sys::RenameFile(r.log_path, kept).ok()) ended.log_path = kept;
+  }
+  Lineage lineage{r.attempts, r.metrics.step};
+  lineage.attempts.push_back(ended);
+  JobSpec next = ApplyOomDecision(r.spec, decision);
+  fields["next_attempt"] = next.attempt;
+  spdlog::info("job '{}' (run {}): CUDA OOM, relaunching as attempt {}: {} ({})", r.spec.name, r.run_id,
+               next.attempt, JoinChanges(decision.changes), decision.reason);
+  PublishEvent("oom_remediation", r,
+               "attempt " + std::to_string(next.attempt) + ": " + JoinChanges(decision.changes) + " (" +
+                   decision.reason + ")",
+               fields);
+  const std::string name = r.spec.name;
+  // Decided, in memory only: a relaunch that cannot start is not retried in
+  // a loop, and an agent killed before the new run's record is saved decides
+  // again at its next start.
+  r.oom_decided = true;
+  // DoStart replaces this entry: nothing of it is used after this line.
+  Result<JobRecord> started = DoStart(std::move(next), std::move(lineage));
+  if (!started.ok()) spdlog::error("job '{}': the OOM relaunch did not start: {}", name, started.status().message());
+}
+
+}  // namespace gpuctl::train

@@ -1,0 +1,165 @@
+// --on-oom recover end to end: the real gpuctld and gpuctl, real tmux, and
+// examples/train/toy_train.py printing PyTorch's OOM message the way a real
+// run prints it. The seed incident replays: GPUs 5 and 7 out of memory at
+// --max-anchors 1024, one relaunch with expandable_segments:True and 768,
+// which passes the old step and succeeds.
+#include <sstream>
+#include <thread>
+
+#include "tests/integration/process_support.h"
+#include "tests/integration/train_fixture.h"
+
+namespace gpuctl::testing {
+namespace {
+
+using nlohmann::json;
+
+class OomRemediation : public TrainFixture {
+ protected:
+  // Polls until the job has ended for good: an ended run that a remediation
+  // is about to relaunch is not the end.
+  json WaitForFinal(const std::string& name, size_t attempts) {
+    json job;
+    bool done = WaitUntil([&] {
+      job = Status(name);
+      if (job.is_null() || job["state"] == "starting" || job["state"] == "running") return false;
+      if (job["attempts"].size() < attempts) return false;
+      return job["state"] == "succeeded" ||
+             job["state_reason"].get<std::string>().find("gave up") != std::string::npos;
+    }, std::chrono::seconds(60));
+    EXPECT_TRUE(done) << job.dump(2) << AgentLog();
+    return job;
+  }
+
+  std::vector<json> Events(const std::string& job, const std::string& kind) {
+    std::vector<json> found;
+    RunResult r = Gpuctl({"-o", "json", "events"});
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+      json e = json::parse(line);
+      if (e["job"] == job && e["kind"] == kind) found.push_back(e);
+    }
+    return found;
+  }
+
+  std::vector<std::string> Toy(std::vector<std::string> args) const {
+    std::vector<std::string> argv = {"python3", ToyTrain(), "--steps", "8", "--interval", "0.02",
+                                     "--simulate-oom-at", "5"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
+};
+
+TEST_F(OomRemediation, TheIncidentReplays) {
+  StartTrainAgent();
+  std::vector<std::string> start = {"train", "start", "--name", "dflash", "--on-oom", "recover", "--gpus",
+                                    "0,1,2,3,4,5,6,7", "--retry-arg=--resume-from", "--retry-arg=latest", "--"};
+  for (const std::string& a : Toy({"--max-anchors", "1024", "--oom-above-anchors", "768", "--oom-gpus", "5,7"})) {
+    start.push_back(a);
+  }
+  RunResult r = Gpuctl(start);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json job = WaitForFinal("dflash", 1);
+  EXPECT_EQ(job["state"], "succeeded") << job.dump(2);
+  EXPECT_EQ(job["attempt"], 2);
+  EXPECT_EQ(job["alloc_conf"], "expandable_segments:True");
+  EXPECT_EQ(job["gpus"], "0,1,2,3,4,5,6,7");
+  ASSERT_EQ(job["attempts"].size(), 1u) << job.dump(2);
+  const json& first = job["attempts"][0];
+  EXPECT_EQ(first["attempt"], 1);
+  EXPECT_EQ(first["state"], "failed");
+  EXPECT_EQ(first["step"], 4);
+  EXPECT_EQ(first["changes"], json({"PYTORCH_CUDA_ALLOC_CONF: (unset) -> expandable_segments:True",
+                                    "--max-anchors: 1024 -> 768"}));
+  EXPECT_NE(first["run_id"], job["run_id"]);
+
+  // The exact command lines, and each attempt's own log.
+  std::vector<std::string> first_command = first["command"].get<std::vector<std::string>>();
+  EXPECT_EQ(first_command, Toy({"--max-anchors", "1024", "--oom-above-anchors", "768", "--oom-gpus", "5,7"}));
+  std::vector<std::string> now = job["command"].get<std::vector<std::string>>();
+  std::vector<std::string> expected = Toy({"--max-anchors", "768", "--oom-above-anchors", "768", "--oom-gpus", "5,7"});
+  EXPECT_EQ(now, expected);  // the spec's command; the retry args are added when it runs
+  std::string old_log = ReadFile(first["log_path"].get<std::string>());
+  EXPECT_NE(old_log.find("max_anchors=1024"), std::string::npos) << old_log;
+  EXPECT_NE(old_log.find("GPU 7 has a total capacity"), std::string::npos);
+  std::string log = ReadFile(StateDir() + "/jobs/dflash/output.log");
+  EXPECT_NE(log.find("max_anchors=768"), std::string::npos) << log;
+  EXPECT_NE(log.find("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"), std::string::npos) << log;
+  EXPECT_NE(log.find("attempt=2 extra=--resume-from latest"), std::string::npos) << log;
+  EXPECT_EQ(log.find("out of memory"), std::string::npos);
+
+  // One decision for both GPUs, then the note that it held.
+  std::vector<json> decisions = Events("dflash", "oom_remediation");
+  ASSERT_EQ(decisions.size(), 1u);
+  const json& fields = decisions[0]["fields"];
+  ASSERT_EQ(fields["gpus"].size(), 2u);
+  EXPECT_EQ(fields["gpus"][0]["gpu"], 5);
+  EXPECT_EQ(fields["gpus"][1]["gpu"], 7);
+  EXPECT_EQ(fields["gpus"][0]["tried_bytes"], 16ull << 30);
+  EXPECT_EQ(fields["gpus"][0]["reserved_unallocated_bytes"], 0);
+  EXPECT_EQ(fields["fragmentation"], false);
+  EXPECT_EQ(fields["next_attempt"], 2);
+  std::vector<json> held = Events("dflash", "oom_remediation_held");
+  ASSERT_EQ(held.size(), 1u);
+  EXPECT_EQ(held[0]["fields"]["last_attempt_step"], 4);
+
+  // The lineage in text.
+  RunResult text = Gpuctl({"train", "status", "dflash"});
+  EXPECT_NE(text.out.find("#1 run " + first["run_id"].get<std::string>() + ": failed, step 4"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("then PYTORCH_CUDA_ALLOC_CONF: (unset) -> expandable_segments:True, --max-anchors: 1024 -> 768"),
+            std::string::npos) << text.out;
+}
+
+TEST_F(OomRemediation, FragmentationIsFixedByExpandableSegmentsAlone) {
+  StartTrainAgent();
+  std::vector<std::string> start = {"train", "start", "--name", "frag", "--on-oom", "recover", "--anchors", "1024",
+                                    "--"};
+  for (const std::string& a : Toy({"--fragmented"})) start.push_back(a);
+  ASSERT_EQ(Gpuctl(start).exit_code, 0);
+  json job = WaitForFinal("frag", 1);
+  EXPECT_EQ(job["state"], "succeeded") << job.dump(2);
+  EXPECT_EQ(job["anchors"], 1024);  // unchanged
+  EXPECT_EQ(job["alloc_conf"], "expandable_segments:True");
+  EXPECT_EQ(job["attempts"][0]["changes"], json({"PYTORCH_CUDA_ALLOC_CONF: (unset) -> expandable_segments:True"}));
+  EXPECT_EQ(Events("frag", "oom_remediation")[0]["fields"]["fragmentation"], true);
+}
+
+TEST_F(OomRemediation, GivesUpWhenTheRetriesAreUsed) {
+  StartTrainAgent();
+  std::vector<std::string> start = {"train", "start", "--name", "hopeless", "--on-oom", "recover", "--oom-retries",
+                                    "1", "--anchors", "1024", "--"};
+  for (const std::string& a : Toy({"--oom-above-anchors", "10"})) start.push_back(a);
+  ASSERT_EQ(Gpuctl(start).exit_code, 0);
+  json job = WaitForFinal("hopeless", 1);
+  EXPECT_EQ(job["state"], "failed");
+  EXPECT_EQ(job["attempt"], 2);
+  EXPECT_NE(job["state_reason"].get<std::string>().find("OOM remediation gave up: the 1 OOM relaunches allowed"),
+            std::string::npos) << job.dump(2);
+  ASSERT_EQ(Events("hopeless", "oom_gave_up").size(), 1u);
+  EXPECT_EQ(Events("hopeless", "oom_remediation").size(), 1u);
+}
+
+TEST_F(OomRemediation, WithoutRecoverAnOomJustFails) {
+  StartTrainAgent();
+  std::vector<std::string> start = {"train", "start", "--name", "plain", "--anchors", "1024", "--"};
+  for (const std::string& a : Toy({})) start.push_back(a);
+  ASSERT_EQ(Gpuctl(start).exit_code, 0);
+  json job = WaitForEnd("plain");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // a relaunch would have come by now
+  job = Status("plain");
+  EXPECT_EQ(job["state"], "failed");
+  EXPECT_EQ(job["attempts"].size(), 0u);
+  EXPECT_EQ(job["on_oom"]["policy"], "fail");
+  EXPECT_TRUE(Events("plain", "oom_remediation").empty());
+  // The remediation flags need --on-oom recover.
+  RunResult r = Gpuctl({"train", "start", "--name", "x", "--oom-retries", "2", "--", "true"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("act only with --on-oom recover"), std::string::npos) << r.err;
+  r = Gpuctl({"train", "start", "--name", "x", "--on-oom", "recover", "--oom-knob", "--batch:1.5", "--", "true"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("the factor must be a number between 0 and 1"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace gpuctl::testing
