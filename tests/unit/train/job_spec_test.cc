@@ -218,7 +218,8 @@ TEST(EffectiveCommand, CustomAnchorsFlag) {
 }
 
 TEST(EffectiveEnv, MinimalSpecGetsJobNameAndUnbufferedPython) {
-  EXPECT_EQ(EffectiveEnv(GoodSpec()), (Env{{"GPUCTL_JOB", "dflash-768"}, {"PYTHONUNBUFFERED", "1"}}));
+  EXPECT_EQ(EffectiveEnv(GoodSpec()),
+            (Env{{"GPUCTL_ATTEMPT", "1"}, {"GPUCTL_JOB", "dflash-768"}, {"PYTHONUNBUFFERED", "1"}}));
 }
 
 TEST(EffectiveEnv, EverySetting) {
@@ -232,6 +233,7 @@ TEST(EffectiveEnv, EverySetting) {
                                      {"CUDA_VISIBLE_DEVICES", "1,2"},
                                      {"GPUCTL_JOB", "dflash-768"},
                                      {"GPUCTL_ANCHORS", "256"},
+                                     {"GPUCTL_ATTEMPT", "1"},
                                      {"PYTHONUNBUFFERED", "1"}}));
 }
 
