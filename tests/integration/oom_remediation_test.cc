@@ -3,6 +3,8 @@
 // run prints it. The seed incident replays: GPUs 5 and 7 out of memory at
 // --max-anchors 1024, one relaunch with expandable_segments:True and 768,
 // which passes the old step and succeeds.
+#include <signal.h>
+
 #include <sstream>
 #include <thread>
 
@@ -138,6 +140,26 @@ TEST_F(OomRemediation, GivesUpWhenTheRetriesAreUsed) {
             std::string::npos) << job.dump(2);
   ASSERT_EQ(Events("hopeless", "oom_gave_up").size(), 1u);
   EXPECT_EQ(Events("hopeless", "oom_remediation").size(), 1u);
+}
+
+// The OOM happens while the agent is down (kill -9): the restarted agent
+// reads the log, decides and relaunches all the same, once.
+TEST_F(OomRemediation, AnOomWhileTheAgentIsDownIsRecoveredAfterItsRestart) {
+  StartTrainAgent();
+  std::vector<std::string> start = {"train", "start", "--name", "unattended", "--on-oom", "recover", "--anchors",
+                                    "1024", "--", "python3", ToyTrain(), "--steps", "6", "--interval", "0.1",
+                                    "--simulate-oom-at", "3", "--oom-above-anchors", "768"};
+  ASSERT_EQ(Gpuctl(start).exit_code, 0);
+  agent_->Signal(SIGKILL);
+  agent_->WaitForExit(std::chrono::seconds(5));
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));  // the run OOMs at step 3, ~0.3 s in
+  StartTrainAgent();
+  json job = WaitForFinal("unattended", 1);
+  EXPECT_EQ(job["state"], "succeeded") << job.dump(2);
+  EXPECT_EQ(job["anchors"], 768);
+  ASSERT_EQ(job["attempts"].size(), 1u);
+  EXPECT_EQ(job["attempts"][0]["state"], "failed");
+  EXPECT_EQ(Events("unattended", "oom_remediation").size(), 1u);
 }
 
 TEST_F(OomRemediation, WithoutRecoverAnOomJustFails) {
