@@ -28,7 +28,11 @@ def main() -> int:
     parser.add_argument("--fragmented", action="store_true",
                         help="the OOM shows fragmentation (reserved but unallocated memory), and does not happen "
                              "with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")
+    parser.add_argument("--print-times", action="store_true",
+                        help="print the wall clock at start and just before the OOM (benchmarks)")
     args, extra = parser.parse_known_args()
+    if args.print_times:
+        print(f"toy_train: start t={time.time():.6f}", flush=True)
 
     print(f"toy_train: max_anchors={args.max_anchors}", flush=True)
     print(f"toy_train: PYTORCH_CUDA_ALLOC_CONF={os.environ.get('PYTORCH_CUDA_ALLOC_CONF', '')}", flush=True)
@@ -47,6 +51,8 @@ def main() -> int:
             tried = 16.0 * args.max_anchors / 1024
             idle = "20.00 GiB" if args.fragmented else "0 bytes"
             gpus = [int(g) for g in args.oom_gpus.split(",")]
+            if args.print_times:
+                print(f"toy_train: oom t={time.time():.6f}", flush=True)
             for gpu in gpus:
                 # torchrun prefixes each rank's lines; one process alone does not.
                 prefix = f"[rank{gpu}]:" if len(gpus) > 1 or gpu != 0 else ""
