@@ -123,6 +123,11 @@ int main(int argc, char** argv) {
     event_log.Publish({.kind = std::move(kind), .job = std::move(job), .message = std::move(message),
                        .fields = std::move(fields)});
   };
+  // Each job's GPU memory from the health sampler's (cached) GPU reading.
+  job_options.read_gpus = [&sampler] {
+    Result<health::HealthSnapshot> snapshot = sampler.Sample();
+    return snapshot.ok() ? snapshot->gpus : sys::GpuReport{};
+  };
   train::JobSupervisor jobs(job_options, *tmux, *processes, *runner, clock);
   jobs.Start();
   daemon::WorkQueue job_calls(/*workers=*/4, /*max_queued=*/64);

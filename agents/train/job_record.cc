@@ -245,6 +245,11 @@ json ToJson(const JobRecord& r) {
     j["attempts"] = attempts;
   }
   if (r.oom_decided) j["oom_decided"] = true;
+  if (!r.gpu_memory.empty()) {
+    json memory = json::array();
+    for (const JobGpuMemory& m : r.gpu_memory) memory.push_back(ToJson(m));
+    j["gpu_memory"] = memory;
+  }
   PutOptional(j, "hold_step", r.hold_step);
   j["cgroup"] = r.cgroup;
   if (!r.pid_path.empty()) {
@@ -307,6 +312,7 @@ Result<JobRecord> JobRecordFromJson(const json& j) {
     }
     for (const json& a : j.value("attempts", json::array())) r.attempts.push_back(AttemptFromJson(a));
     r.oom_decided = j.value("oom_decided", false);
+    for (const json& m : j.value("gpu_memory", json::array())) r.gpu_memory.push_back(JobGpuMemoryFromJson(m));
     GetOptional(j, "hold_step", r.hold_step);
     return r;
   } catch (const std::exception& e) {

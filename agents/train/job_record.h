@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agents/train/job_gpu_memory.h"
 #include "agents/train/job_spec.h"
 #include "agents/train/log_event.h"
 #include "agents/train/metrics.h"
@@ -100,6 +101,8 @@ struct JobRecord {
   std::vector<AttemptRecord> attempts;
   bool oom_decided = false;
   std::optional<uint64_t> hold_step;
+  // This run's memory on each GPU it uses (its processes', from NVML).
+  std::vector<JobGpuMemory> gpu_memory;
 };
 
 nlohmann::json ToJson(const JobRecord& record);

@@ -132,6 +132,7 @@ void JobSupervisor::OwnerLoop() {
     const auto now = clock_.SteadyNow();
     if (backlog_ || now >= NextWake(now)) Tick();
     RemediateOoms();
+    SampleGpuMemory();
     lock.lock();
   }
 }

@@ -30,6 +30,7 @@
 #include "agents/sys/cgroup_driver.h"
 #include "agents/sys/clock.h"
 #include "agents/sys/command_runner.h"
+#include "agents/sys/gpu_types.h"
 #include "agents/sys/process_control.h"
 #include "agents/sys/tmux.h"
 #include "agents/train/job_launcher.h"
@@ -62,6 +63,11 @@ struct JobSupervisorOptions {
   // each event read from a log); fields carry the run_id. Called on the
   // owner thread: must not block or call back.
   std::function<void(std::string kind, std::string job, std::string message, nlohmann::json fields)> publish;
+  // The GPUs with their processes (the health sampler's cached reading),
+  // for each job's GPU memory; called on the owner thread at most every
+  // gpu_memory_interval while jobs run. Null: no GPU memory per job.
+  std::function<sys::GpuReport()> read_gpus;
+  std::chrono::milliseconds gpu_memory_interval{1000};
 };
 
 // What the memory guard needs to know of a running job: an immutable copy.
@@ -148,6 +154,9 @@ class JobSupervisor {
   // Jobs with --on-oom recover whose run ended in CUDA OOM (its log read to
   // the end): decided on (oom_remediation.h), relaunched or given up.
   void RemediateOoms();
+  // Each running job's GPU memory (job_gpu_memory.h) and gpu_memory_high.
+  void SampleGpuMemory();
+  std::chrono::steady_clock::time_point next_gpu_sample_{};
   void Remediate(Entry& entry);
   Result<JobRecord> DoBeginStop(const std::string& name, std::chrono::milliseconds grace);
   Result<JobRecord> DoRemove(const std::string& name);

@@ -68,6 +68,12 @@ void JobSupervisor::Remediate(Entry& entry) {
                            {"changes", decision.changes},
                            {"reason", decision.reason},
                            {"fragmentation", decision.fragmentation}};
+  // How close the run came before it died: its GPUs' peaks (from NVML).
+  nlohmann::json peaks = nlohmann::json::array();
+  for (const JobGpuMemory& m : r.gpu_memory) {
+    peaks.push_back({{"gpu", m.index}, {"peak_bytes", m.peak_bytes}, {"total_bytes", m.total_bytes}});
+  }
+  fields["gpu_memory_peaks"] = peaks;
   if (!decision.relaunch) {
     r.oom_decided = true;
     r.state_reason += "; OOM remediation gave up: " + decision.reason;

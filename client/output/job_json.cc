@@ -80,6 +80,14 @@ json JobToJson(const v1::Job& job, int64_t now_unix_ms) {
                         {"ended_unix_ms", a.ended_unix_ms()},
                         {"changes", std::vector<std::string>(a.changes().begin(), a.changes().end())}});
   }
+  json gpu_memory = json::array();
+  for (const v1::JobGpuMemory& m : job.gpu_memory()) {
+    gpu_memory.push_back({{"index", m.index()},
+                          {"uuid", m.uuid()},
+                          {"used_bytes", m.used_bytes()},
+                          {"peak_bytes", m.peak_bytes()},
+                          {"total_bytes", m.total_bytes()}});
+  }
   json on_oom = {{"policy", spec.on_oom().empty() ? "fail" : spec.on_oom()},
                  {"retries", spec.oom_retries()},
                  {"knobs", std::vector<std::string>(spec.oom_knobs().begin(), spec.oom_knobs().end())},
@@ -115,6 +123,7 @@ json JobToJson(const v1::Job& job, int64_t now_unix_ms) {
       {"attempt", spec.attempt()},
       {"on_oom", on_oom},
       {"attempts", attempts},
+      {"gpu_memory", gpu_memory},
   };
 }
 

@@ -153,6 +153,11 @@ std::string JobToText(const v1::Job& job, int64_t now_unix_ms) {
   std::string throughput = m.has_throughput() ? Rate(m.throughput()) : "-";
   if (m.has_best_throughput()) throughput += " (best " + Rate(m.best_throughput()) + ")";
   field("throughput", throughput);
+  for (const v1::JobGpuMemory& gpu : job.gpu_memory()) {
+    field("gpu " + std::to_string(gpu.index()),
+          FormatBytes(gpu.used_bytes()) + " now, peak " + FormatBytes(gpu.peak_bytes()) +
+              (gpu.total_bytes() > 0 ? " of " + FormatBytes(gpu.total_bytes()) : ""));
+  }
   field("restarts", std::to_string(job.restart_count()));
   if (spec.on_oom() == "recover") {
     std::string policy = "recover, attempt " + std::to_string(spec.attempt()) + " of at most " +

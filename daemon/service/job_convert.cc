@@ -149,6 +149,14 @@ void ToProto(const train::JobRecord& in, v1::Job& out) {
     p->set_ended_unix_ms(a.ended_unix_ms);
     for (const std::string& c : a.changes) p->add_changes(c);
   }
+  for (const train::JobGpuMemory& gpu : in.gpu_memory) {
+    v1::JobGpuMemory* p = out.add_gpu_memory();
+    p->set_index(gpu.index);
+    p->set_uuid(gpu.uuid);
+    p->set_used_bytes(gpu.used_bytes);
+    p->set_peak_bytes(gpu.peak_bytes);
+    p->set_total_bytes(gpu.total_bytes);
+  }
   MakeStringsUtf8(out);
 }
 

@@ -5,6 +5,8 @@
 // which passes the old step and succeeds.
 #include <signal.h>
 
+#include <cstdio>
+#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -181,6 +183,51 @@ TEST_F(OomRemediation, WithoutRecoverAnOomJustFails) {
   r = Gpuctl({"train", "start", "--name", "x", "--on-oom", "recover", "--oom-knob", "--batch:1.5", "--", "true"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("the factor must be a number between 0 and 1"), std::string::npos) << r.err;
+}
+
+// Per-job GPU memory: the fake NVML's processes (changed while the agent
+// runs) mapped to the job by its process group; 95% is gpu_memory_high.
+TEST_F(OomRemediation, AJobsGpuMemoryIsItsProcessesWithThePeakAndTheHighMark) {
+  std::string processes = dir_.path() + "/nvml-processes";
+  std::map<std::string, std::string> env = AgentEnv();
+  env["FAKE_NVML_PROCESSES"] = processes;
+  std::vector<std::string> flags = AgentFlags();
+  flags.insert(flags.end(), {"--nvml-library", std::string(GPUCTL_BINARY_DIR) + "/tests/fake_nvml/libnvidia-ml.so.1"});
+  StartAgent(flags, env);
+  ASSERT_EQ(Gpuctl({"train", "start", "--name", "mem", "--", "python3", ToyTrain(), "--steps", "200", "--interval",
+                    "0.05"})
+                .exit_code,
+            0);
+  json job = Status("mem");
+  int64_t pid = job["pid"].get<int64_t>();
+  ASSERT_GT(pid, 0);
+  auto write = [&](const std::string& text) {
+    std::ofstream out(processes + ".part");
+    out << text;
+    out.close();
+    std::rename((processes + ".part").c_str(), processes.c_str());
+  };
+  // GPU 0 is the H200 of the capture (143771 MiB); pid 1 is no job's.
+  write("0 " + std::to_string(pid) + " 137000\n0 1 500\n");
+  ASSERT_TRUE(WaitUntil([&] {
+    job = Status("mem");
+    return job["gpu_memory"].size() == 1 && job["gpu_memory"][0]["used_bytes"] == 137000ull << 20;
+  }, std::chrono::seconds(10))) << job.dump(2) << AgentLog();
+  EXPECT_EQ(job["gpu_memory"][0]["index"], 0);
+  EXPECT_EQ(job["gpu_memory"][0]["total_bytes"], 143771ull << 20);
+  write("0 " + std::to_string(pid) + " 1000\n");
+  ASSERT_TRUE(WaitUntil([&] {
+    job = Status("mem");
+    return job["gpu_memory"][0]["used_bytes"] == 1000ull << 20;
+  }, std::chrono::seconds(10))) << job.dump(2);
+  EXPECT_EQ(job["gpu_memory"][0]["peak_bytes"], 137000ull << 20);
+  std::vector<json> high = Events("mem", "gpu_memory_high");
+  ASSERT_EQ(high.size(), 1u);
+  EXPECT_EQ(high[0]["fields"]["gpu"], 0);
+  EXPECT_EQ(high[0]["fields"]["used_bytes"], 137000ull << 20);
+  RunResult text = Gpuctl({"train", "status", "mem"});
+  EXPECT_NE(text.out.find("gpu 0:      1000.0 MiB now, peak 133.8 GiB of 140.4 GiB"), std::string::npos) << text.out;
+  Gpuctl({"train", "stop", "mem"});
 }
 
 }  // namespace

@@ -14,9 +14,15 @@
  * Anything else makes nvmlInit_v2 return NVML_ERROR_UNKNOWN, so a typo in a
  * test shows.
  *
+ * FAKE_NVML_PROCESSES, a file read at every query (so a test can change it
+ * while the agent runs): lines "GPU_INDEX PID MIB", the compute processes
+ * and their memory. When set, it replaces each GPU's one process, and a
+ * GPU's used memory is the sum of its processes (free = total - used).
+ *
  * fakeNvmlInitCount() (not an NVML function) lets tests check that readers
  * shut NVML down.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -89,6 +95,29 @@ static struct nvmlDevice_st g_devices[2] = {{0}, {1}};
 static int Scenario(const char* name) { return strcmp(g_scenario, name) == 0; }
 
 static unsigned int DeviceCount(void) { return Scenario("no_devices") ? 0 : 2; }
+
+/* The processes of FAKE_NVML_PROCESSES on GPU `index`, at most `max`;
+   returns how many, or -1 when the variable is not set. */
+struct FakeProcess {
+  unsigned int pid;
+  unsigned long long mib;
+};
+static int ListedProcesses(unsigned int index, struct FakeProcess* out, int max) {
+  const char* path = getenv("FAKE_NVML_PROCESSES");
+  if (path == NULL || path[0] == '\0') return -1;
+  FILE* file = fopen(path, "r");
+  if (file == NULL) return 0;
+  int n = 0;
+  unsigned int gpu = 0, pid = 0;
+  unsigned long long mib = 0;
+  while (fscanf(file, "%u %u %llu", &gpu, &pid, &mib) == 3) {
+    if (gpu != index) continue;
+    if (n < max) out[n] = (struct FakeProcess){pid, mib};
+    ++n;
+  }
+  fclose(file);
+  return n < max ? n : max;
+}
 
 static const struct FakeGpu* Gpu(nvmlDevice_t device) {
   if (g_init_count == 0 || device == NULL || device->index >= DeviceCount()) return NULL;
@@ -188,6 +217,13 @@ EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* m
   GPU_OR_FAIL(device);
   memory->total = gpu->total_mib * MIB;
   memory->free = gpu->free_mib * MIB;
+  struct FakeProcess listed[64];
+  int n = ListedProcesses(device->index, listed, 64);
+  if (n >= 0) {
+    unsigned long long used = 0;
+    for (int i = 0; i < n; ++i) used += listed[i].mib * MIB;
+    memory->free = used < memory->total ? memory->total - used : 0;
+  }
   memory->used = memory->total - memory->free;
   return NVML_SUCCESS;
 }
@@ -242,6 +278,23 @@ EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device,
                                                             nvmlProcessInfo_t* infos) {
   GPU_OR_FAIL(device);
   if (count == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  struct FakeProcess listed[64];
+  int n = ListedProcesses(device->index, listed, 64);
+  if (n >= 0) {
+    if (*count < (unsigned int)n || (n > 0 && infos == NULL)) {
+      *count = (unsigned int)n;
+      return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    for (int i = 0; i < n; ++i) {
+      memset(&infos[i], 0, sizeof infos[i]);
+      infos[i].pid = listed[i].pid;
+      infos[i].usedGpuMemory = listed[i].mib * MIB;
+      infos[i].gpuInstanceId = 0xFFFFFFFFu;
+      infos[i].computeInstanceId = 0xFFFFFFFFu;
+    }
+    *count = (unsigned int)n;
+    return NVML_SUCCESS;
+  }
   if (*count < 1 || infos == NULL) {
     *count = 1;
     return NVML_ERROR_INSUFFICIENT_SIZE;
