@@ -3,6 +3,7 @@
 #include "common/units.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 #include "client/job_name.h"
@@ -126,6 +127,27 @@ Result<v1::StartJobRequest> BuildStartJobRequest(const TrainStartFlags& flags, c
   }
   for (const std::string& knob : flags.oom_knobs) spec.add_oom_knobs(knob);
   for (const std::string& arg : flags.retry_args) spec.add_retry_args(arg);
+  if (!flags.num_gpus.empty()) {
+    Result<uint64_t> n = ParseAnchors(flags.num_gpus);
+    if (!n.ok() || *n > 1024) {
+      return InvalidArgument("--num-gpus must be a whole number from 1 to 1024, got '" + flags.num_gpus + "'");
+    }
+    if (!flags.gpus.empty()) return InvalidArgument("give --num-gpus N (the agent chooses) or --gpus LIST, not both");
+    spec.set_num_gpus(static_cast<uint32_t>(*n));
+  }
+  if (!flags.gpu_mem.empty()) {
+    Result<uint64_t> bytes = ParseByteSize(flags.gpu_mem);
+    if (!bytes.ok()) return bytes.status().Wrap("--gpu-mem");
+    spec.set_gpu_mem_bytes(*bytes);
+  }
+  if (!flags.priority.empty()) {
+    char* end = nullptr;
+    long value = std::strtol(flags.priority.c_str(), &end, 10);
+    if (end != flags.priority.c_str() + flags.priority.size() || value < -1000 || value > 1000) {
+      return InvalidArgument("--priority must be a whole number from -1000 to 1000, got '" + flags.priority + "'");
+    }
+    spec.set_priority(static_cast<int32_t>(value));
+  }
   return request;
 }
 

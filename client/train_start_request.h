@@ -32,6 +32,9 @@ struct TrainStartFlags {
   std::string oom_retries;           // empty: the agent's default, 3
   std::vector<std::string> oom_knobs;   // FLAG[:FACTOR[:MIN]], read by the agent
   std::vector<std::string> retry_args;
+  std::string num_gpus;              // empty: not asked
+  std::string gpu_mem;               // a size, e.g. 40G
+  std::string priority;              // an integer; empty: 0
 };
 
 // Checks what is cheap to check here (name, anchors, env, script xor command)

@@ -19,6 +19,7 @@
 #include "agents/sys/command_runner.h"
 #include "agents/sys/files.h"
 #include "agents/sys/gpu_reader.h"
+#include "common/units.h"
 #include "agents/sys/host_fs.h"
 #include "agents/sys/proc_parsers.h"
 #include "agents/sys/process_control.h"
@@ -124,6 +125,7 @@ int main(int argc, char** argv) {
                        .fields = std::move(fields)});
   };
   // Each job's GPU memory from the health sampler's (cached) GPU reading.
+  job_options.gpu_busy_below_bytes = ParseByteSize(config.gpu_busy_below).value_or(uint64_t{1} << 30);
   job_options.read_gpus = [&sampler] {
     Result<health::HealthSnapshot> snapshot = sampler.Sample();
     return snapshot.ok() ? snapshot->gpus : sys::GpuReport{};

@@ -17,7 +17,7 @@ constexpr struct {
     {JobState::kStarting, "starting"}, {JobState::kRunning, "running"},  {JobState::kSucceeded, "succeeded"},
     {JobState::kFailed, "failed"},     {JobState::kStopped, "stopped"},  {JobState::kLost, "lost"},
     {JobState::kKilledByGuard, "killed_by_guard"}, {JobState::kOrphaned, "orphaned"},
-    {JobState::kUnreadable, "unreadable"},
+    {JobState::kUnreadable, "unreadable"}, {JobState::kQueued, "queued"},
 };
 
 template <typename T>
@@ -78,6 +78,9 @@ json ToJson(const JobSpec& s) {
   j["oom"] = {{"recover", s.oom.recover}, {"retries", s.oom.retries}, {"knobs", knobs},
               {"retry_args", s.oom.retry_args}};
   j["attempt"] = s.attempt;
+  j["num_gpus"] = s.num_gpus;
+  PutOptional(j, "gpu_mem_bytes", s.gpu_mem_bytes);
+  j["priority"] = s.priority;
   return j;
 }
 
@@ -105,6 +108,9 @@ JobSpec SpecFromJson(const json& j) {
     s.oom.retry_args = oom.value("retry_args", std::vector<std::string>{});
   }
   s.attempt = JsonIntegerOr(j, "attempt", uint32_t{1});
+  s.num_gpus = JsonIntegerOr(j, "num_gpus", uint32_t{0});
+  GetOptional(j, "gpu_mem_bytes", s.gpu_mem_bytes);
+  s.priority = JsonIntegerOr(j, "priority", int32_t{0});
   return s;
 }
 
@@ -251,6 +257,10 @@ json ToJson(const JobRecord& r) {
     j["gpu_memory"] = memory;
   }
   PutOptional(j, "hold_step", r.hold_step);
+  if (r.state == JobState::kQueued) {
+    j["queued_unix_ms"] = r.queued_unix_ms;
+    j["waiting_for"] = r.waiting_for;
+  }
   j["cgroup"] = r.cgroup;
   if (!r.pid_path.empty()) {
     j["pid_path"] = r.pid_path;
@@ -314,6 +324,8 @@ Result<JobRecord> JobRecordFromJson(const json& j) {
     r.oom_decided = j.value("oom_decided", false);
     for (const json& m : j.value("gpu_memory", json::array())) r.gpu_memory.push_back(JobGpuMemoryFromJson(m));
     GetOptional(j, "hold_step", r.hold_step);
+    r.queued_unix_ms = JsonIntegerOr(j, "queued_unix_ms", int64_t{0});
+    r.waiting_for = j.value("waiting_for", "");
     return r;
   } catch (const std::exception& e) {
     return InvalidArgument(std::string("job record is malformed: ") + e.what());

@@ -23,8 +23,9 @@ namespace gpuctl::train {
 // deleted by hand): shown, watched and stoppable, never invisible.
 // kUnreadable: a job.json that cannot be read or fails validation; it blocks
 // its name until `gpuctl train rm NAME`.
+// kQueued: waiting for its GPUs (no process yet); `train stop` cancels it.
 enum class JobState {
-  kStarting, kRunning, kSucceeded, kFailed, kStopped, kLost, kKilledByGuard, kOrphaned, kUnreadable
+  kStarting, kRunning, kSucceeded, kFailed, kStopped, kLost, kKilledByGuard, kOrphaned, kUnreadable, kQueued
 };
 
 // "starting", "running", "succeeded", "failed", "stopped", "lost",
@@ -103,6 +104,11 @@ struct JobRecord {
   std::optional<uint64_t> hold_step;
   // This run's memory on each GPU it uses (its processes', from NVML).
   std::vector<JobGpuMemory> gpu_memory;
+  // Queued: since when (first come, first served), its place (1 = next),
+  // and what it waits for ("1 GPU: GPU 0 held by job a, ...").
+  int64_t queued_unix_ms = 0;
+  uint32_t queue_position = 0;
+  std::string waiting_for;
 };
 
 nlohmann::json ToJson(const JobRecord& record);

@@ -63,6 +63,10 @@ Status ValidateJobSpec(const JobSpec& spec) {
     return InvalidArgument("--anchors must be a positive integer, got 0");
   }
   if (spec.oom.retries > 100) return InvalidArgument("--oom-retries must be at most 100");
+  if (spec.num_gpus > 0 && !spec.gpus.empty()) {
+    return InvalidArgument("give --num-gpus N (the agent chooses) or --gpus LIST (these GPUs), not both");
+  }
+  if (spec.num_gpus > 1024) return InvalidArgument("--num-gpus must be at most 1024");
   for (const OomKnob& knob : spec.oom.knobs) {
     if (knob.flag.size() < 2 || knob.flag[0] != '-' || !(knob.factor > 0 && knob.factor < 1) || knob.min == 0) {
       return InvalidArgument("--oom-knob '" + knob.flag + "': give FLAG[:FACTOR[:MIN]] with FACTOR in (0, 1), MIN >= 1");
@@ -143,7 +147,10 @@ Result<OomKnob> ParseOomKnob(std::string_view text) {
 std::map<std::string, std::string> EffectiveEnv(const JobSpec& spec) {
   std::map<std::string, std::string> env = spec.env;
   if (!spec.alloc_conf.empty()) env["PYTORCH_CUDA_ALLOC_CONF"] = spec.alloc_conf;
-  if (!spec.gpus.empty()) env["CUDA_VISIBLE_DEVICES"] = spec.gpus;
+  if (!spec.gpus.empty()) {
+    env["CUDA_VISIBLE_DEVICES"] = spec.gpus;
+    env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";  // CUDA's own order is fastest first, not NVML's
+  }
   env["GPUCTL_JOB"] = spec.name;
   if (spec.anchors) env["GPUCTL_ANCHORS"] = std::to_string(*spec.anchors);
   env["GPUCTL_ATTEMPT"] = std::to_string(spec.attempt);

@@ -46,6 +46,12 @@ struct JobSpec {
   // minus the guard's reserve).
   std::optional<uint64_t> mem_limit_bytes;
   OomPolicy oom;
+  // The GPU queue: --num-gpus N (the agent chooses, in PCI bus order),
+  // --gpu-mem (free on each), --priority (higher first). A job that asks for
+  // GPUs (these, or a count) waits, queued, until they are free.
+  uint32_t num_gpus = 0;
+  std::optional<uint64_t> gpu_mem_bytes;
+  int32_t priority = 0;
   // 1 for the run the user started, n for the (n-1)th OOM relaunch: the job
   // sees it as GPUCTL_ATTEMPT, and from 2 on its command gets the retry args.
   uint32_t attempt = 1;

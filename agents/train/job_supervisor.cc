@@ -133,6 +133,7 @@ void JobSupervisor::OwnerLoop() {
     if (backlog_ || now >= NextWake(now)) Tick();
     RemediateOoms();
     SampleGpuMemory();
+    AdmitQueued();
     lock.lock();
   }
 }

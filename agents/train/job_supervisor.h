@@ -33,6 +33,7 @@
 #include "agents/sys/gpu_types.h"
 #include "agents/sys/process_control.h"
 #include "agents/sys/tmux.h"
+#include "agents/train/gpu_placement.h"
 #include "agents/train/job_launcher.h"
 #include "agents/train/job_record.h"
 #include "agents/train/job_store.h"
@@ -68,6 +69,9 @@ struct JobSupervisorOptions {
   // gpu_memory_interval while jobs run. Null: no GPU memory per job.
   std::function<sys::GpuReport()> read_gpus;
   std::chrono::milliseconds gpu_memory_interval{1000};
+  // The GPU queue: a GPU is busy when processes the agent did not start use
+  // this much of it.
+  uint64_t gpu_busy_below_bytes = uint64_t{1} << 30;
 };
 
 // What the memory guard needs to know of a running job: an immutable copy.
@@ -150,7 +154,14 @@ class JobSupervisor {
     std::vector<AttemptRecord> attempts;
     std::optional<uint64_t> hold_step;
   };
-  Result<JobRecord> DoStart(JobSpec spec, Lineage lineage = {});
+  // `admitted`: past the GPU queue (admitted from it, or an OOM relaunch on
+  // its own GPUs); otherwise a job that asks for GPUs may be queued.
+  Result<JobRecord> DoStart(JobSpec spec, Lineage lineage = {}, bool admitted = false);
+  // The GPU queue (gpu_placement.h): the GPUs as the queue sees them, a new
+  // job queued, and queued jobs admitted in order as GPUs free.
+  std::vector<GpuSlot> GpuSlots(const sys::GpuReport& report);
+  Result<JobRecord> Enqueue(JobSpec spec, Lineage lineage, std::string waiting_for);
+  void AdmitQueued();
   // Jobs with --on-oom recover whose run ended in CUDA OOM (its log read to
   // the end): decided on (oom_remediation.h), relaunched or given up.
   void RemediateOoms();

@@ -119,7 +119,7 @@ void JobSupervisor::Remediate(Entry& entry) {
   // again at its next start.
   r.oom_decided = true;
   // DoStart replaces this entry: nothing of it is used after this line.
-  Result<JobRecord> started = DoStart(std::move(next), std::move(lineage));
+  Result<JobRecord> started = DoStart(std::move(next), std::move(lineage), /*admitted=*/true);
   if (!started.ok()) spdlog::error("job '{}': the OOM relaunch did not start: {}", name, started.status().message());
 }
 

@@ -240,7 +240,7 @@ void JobSupervisor::Refresh(Entry& entry, size_t ingest_bytes) {
   }
 }
 
-Result<JobRecord> JobSupervisor::DoStart(JobSpec spec, Lineage lineage) {
+Result<JobRecord> JobSupervisor::DoStart(JobSpec spec, Lineage lineage, bool admitted) {
   const std::string name = spec.name;
   if (spec.cwd.empty()) {
     spec.cwd = spec.container.empty() ? options_.default_cwd : launcher_.DefaultContainerCwd(spec.container);
@@ -259,7 +259,37 @@ Result<JobRecord> JobSupervisor::DoStart(JobSpec spec, Lineage lineage) {
                                                    std::to_string(old.record.pid) + "); stop it with 'gpuctl train stop " +
                                                    name + "' or choose another --name");
     }
-    restarts = old.record.restart_count + 1;
+    if (old.record.state == JobState::kQueued && !admitted) {
+      return Status(ErrorCode::kAlreadyExists, "job '" + name + "' is queued (waiting for " + old.record.waiting_for +
+                                                   "); cancel it with 'gpuctl train stop " + name +
+                                                   "' or choose another --name");
+    }
+    restarts = old.record.restart_count + (old.record.state == JobState::kQueued ? 0 : 1);
+  }
+  if (!admitted && options_.read_gpus && (spec.num_gpus > 0 || spec.gpu_mem_bytes || !spec.gpus.empty())) {
+    const sys::GpuReport report = options_.read_gpus();
+    if (report.devices.empty() && (spec.num_gpus > 0 || spec.gpu_mem_bytes)) {
+      return InvalidArgument("--num-gpus and --gpu-mem need the agent to see the GPUs, and it sees none" +
+                             (report.error.empty() ? std::string() : " (" + report.error + ")"));
+    }
+    if (!report.devices.empty()) {
+      std::vector<GpuSlot> slots = GpuSlots(report);
+      GpuRequest request{spec.num_gpus, {}, spec.gpu_mem_bytes};
+      if (!spec.gpus.empty()) request.gpus = SplitGpuList(spec.gpus);
+      if (Status s = CheckGpuRequest(request, slots); !s.ok()) return s;
+      uint32_t ahead = 0;
+      for (const auto& [other, entry] : entries_) {
+        const JobRecord& q = entry->record;
+        if (q.state == JobState::kQueued && other != name && q.spec.priority >= spec.priority) ++ahead;
+      }
+      GpuPlacement gpu_placement = PlaceJob(request, slots, options_.gpu_busy_below_bytes);
+      if (ahead > 0 || gpu_placement.gpus.empty()) {
+        std::string why = gpu_placement.gpus.empty() ? gpu_placement.waiting_for
+                                                     : "its turn: " + std::to_string(ahead) + " queued ahead of it";
+        return Enqueue(std::move(spec), std::move(lineage), why);
+      }
+      if (spec.num_gpus > 0) spec.gpus = VisibleDevices(gpu_placement.gpus);
+    }
   }
   std::string run_id = NewRunId(clock_.WallNow());
   Result<Placement> placement = launcher_.Plan(spec, run_id);
@@ -328,6 +358,16 @@ Result<JobRecord> JobSupervisor::DoBeginStop(const std::string& name, std::chron
   Entry& entry = *it->second;
   Refresh(entry, 0);
   JobRecord& r = entry.record;
+  if (r.state == JobState::kQueued) {  // nothing runs yet: cancelled
+    r.state = JobState::kStopped;
+    r.state_reason = "cancelled while queued (waiting for " + r.waiting_for + ")";
+    r.stop_requested = true;
+    r.ended_unix_ms = NowMs();
+    (void)Save(entry);
+    Publish(entry);
+    PublishEvent("job_ended", r, "stopped: " + r.state_reason, {{"state", "stopped"}, {"exit_code", nullptr}});
+    return r;
+  }
   if (!IsActive(r.state)) return r;  // already ended (or unreadable): nothing to do
   r.stop_requested = true;
   r.stop_deadline_unix_ms = NowMs() + grace.count();

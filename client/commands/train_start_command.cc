@@ -92,7 +92,8 @@ void AddTrainStartCommand(CLI::App& train, CommandContext& context) {
                   "user's home for --node and TCP agents)")
       ->type_name("DIR");
   cmd->add_option("--gpus", flags->gpus,
-                  "CUDA_VISIBLE_DEVICES for the job: GPU indices or UUIDs, e.g. 0,1 (default: all)")
+                  "CUDA_VISIBLE_DEVICES for the job: GPU indices or UUIDs, e.g. 0,1 (default: all); where the agent "
+                  "sees the GPUs, the job waits, queued, until these are free")
       ->type_name("LIST");
   cmd->add_option("--container", flags->container,
                   "Proxmox LXC VMID to run the job in (the agent on the host runs it via pct); default: the host")
@@ -100,6 +101,15 @@ void AddTrainStartCommand(CLI::App& train, CommandContext& context) {
   cmd->add_option("--mem-limit", flags->mem_limit,
                   "Memory limit of the job's cgroup, e.g. 64G (default: the guard domain's total less half the reserve)")
       ->type_name("SIZE");
+  cmd->add_option("--num-gpus", flags->num_gpus,
+                  "Run on N GPUs the agent chooses (free ones, in PCI bus order; CUDA_VISIBLE_DEVICES is set); "
+                  "the job waits, queued, until N are free")
+      ->type_name("N");
+  cmd->add_option("--gpu-mem", flags->gpu_mem, "At least this much free memory on each GPU, e.g. 40G")
+      ->type_name("SIZE");
+  cmd->add_option("--priority", flags->priority,
+                  "Place in the GPU queue: higher goes first, then first come first served (default 0)")
+      ->type_name("N");
   cmd->add_option("--on-oom", flags->on_oom,
                   "What a run that dies of CUDA OOM gets: fail (default) or recover: relaunched as a new run with "
                   "expandable_segments:True and/or its knobs turned down, keeping its GPUs (events "

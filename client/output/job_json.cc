@@ -124,6 +124,11 @@ json JobToJson(const v1::Job& job, int64_t now_unix_ms) {
       {"on_oom", on_oom},
       {"attempts", attempts},
       {"gpu_memory", gpu_memory},
+      {"num_gpus", spec.num_gpus()},
+      {"gpu_mem_bytes", spec.has_gpu_mem_bytes() ? json(spec.gpu_mem_bytes()) : json(nullptr)},
+      {"priority", spec.priority()},
+      {"queue_position", job.state() == v1::JOB_STATE_QUEUED ? json(job.queue_position()) : json(nullptr)},
+      {"waiting_for", job.waiting_for()},
   };
 }
 

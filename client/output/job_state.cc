@@ -13,6 +13,7 @@ const char* JobStateName(v1::JobState state) {
     case v1::JOB_STATE_KILLED_BY_GUARD: return "killed_by_guard";
     case v1::JOB_STATE_ORPHANED: return "orphaned";
     case v1::JOB_STATE_UNREADABLE: return "unreadable";
+    case v1::JOB_STATE_QUEUED: return "queued";
     default: return "unknown";
   }
 }
@@ -42,6 +43,7 @@ std::string SignalName(int signal_number) {
 
 std::string JobStateSummary(const v1::Job& job) {
   std::string out = JobStateName(job.state());
+  if (job.state() == v1::JOB_STATE_QUEUED) return out + " #" + std::to_string(job.queue_position());
   if (job.has_term_signal()) return out + " (" + SignalName(job.term_signal()) + ")";
   if (job.has_exit_code()) return out + " (exit " + std::to_string(job.exit_code()) + ")";
   return out;

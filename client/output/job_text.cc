@@ -146,7 +146,10 @@ std::string JobToText(const v1::Job& job, int64_t now_unix_ms) {
   field("cwd", OrDash(spec.cwd()));
   field("anchors", spec.has_anchors() ? std::to_string(spec.anchors()) : "-");
   field("alloc conf", OrDash(spec.alloc_conf()));
-  field("gpus", OrDash(spec.gpus()));
+  field("gpus", OrDash(spec.gpus()) + (spec.num_gpus() > 0 ? " (asked: " + std::to_string(spec.num_gpus()) + ")" : ""));
+  if (job.state() == v1::JOB_STATE_QUEUED) {
+    field("queue", "#" + std::to_string(job.queue_position()) + ", waiting for " + OrDash(job.waiting_for()));
+  }
   field("container", OrDash(spec.container()));
   field("step", m.has_step() ? std::to_string(m.step()) : "-");
   field("loss", m.has_loss() ? Loss(m.loss()) : "-");
@@ -190,19 +193,29 @@ std::string JobToText(const v1::Job& job, int64_t now_unix_ms) {
 std::string JobListToText(const v1::ListJobsResponse& list, int64_t now_unix_ms) {
   if (list.jobs_size() == 0) return "no jobs\n";
   Table table({"NAME", "STATE", "PID", "RUNTIME", "STEP", "LOSS", "THROUGHPUT", "EVENTS"});
+  std::string waiting;
   for (const v1::Job& job : list.jobs()) {
     const v1::JobMetrics& m = job.metrics();
     table.AddRow({job.spec().name(), JobStateSummary(job), job.pid() > 0 ? std::to_string(job.pid()) : "-",
                   job.started_unix_ms() > 0 ? FormatDuration(JobRuntime(job, now_unix_ms)) : "-",
                   m.has_step() ? std::to_string(m.step()) : "-", m.has_loss() ? Loss(m.loss()) : "-",
                   m.has_throughput() ? Rate(m.throughput()) : "-", EventsSummary(job)});
+    if (job.state() == v1::JOB_STATE_QUEUED) {
+      waiting += "  #" + std::to_string(job.queue_position()) + " " + job.spec().name() + " waits for " +
+                 OrDash(job.waiting_for()) + "\n";
+    }
   }
-  return table.Render();
+  return table.Render() + (waiting.empty() ? "" : "queued:\n" + waiting);
 }
 
 std::string JobStartedText(const v1::Job& job, const std::string& agent_flag) {
   const std::string& name = job.spec().name();
   std::string gpuctl = "gpuctl " + agent_flag;
+  if (job.state() == v1::JOB_STATE_QUEUED) {
+    return "queued job " + name + " (#" + std::to_string(job.queue_position()) + "): waiting for " +
+           OrDash(job.waiting_for()) + "\n" + "see the queue: " + gpuctl + "train list\n" +
+           "cancel it:      " + gpuctl + "train stop " + name + "\n";
+  }
   return "started job " + name + " (pid " + std::to_string(job.pid()) + ", tmux session " +
          OrDash(job.tmux_session()) + ")\n" +
          "follow its log: " + gpuctl + "train logs -f " + name + "\n" +

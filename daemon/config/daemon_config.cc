@@ -3,6 +3,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "common/units.h"
+
 namespace gpuctl::daemon {
 
 std::string ListenAddress::GrpcUri() const {
@@ -72,6 +74,7 @@ Status LoadConfigFile(const std::string& path, DaemonConfig& config) {
       else if (key == "lxc_rootfs") config.lxc_rootfs = value.get<std::string>();
       else if (key == "provision_root") config.provision_root = value.get<std::string>();
       else if (key == "max_log_streams") config.max_log_streams = value.get<int>();
+      else if (key == "gpu_busy_below") config.gpu_busy_below = value.get<std::string>();
       else if (key == "guard") config.guard = value.get<bool>();
       else if (key == "guard_domain") config.guard_domain = value.get<std::string>();
       else if (key == "guard_reserve") config.guard_reserve = value.get<std::string>();
@@ -84,7 +87,7 @@ Status LoadConfigFile(const std::string& path, DaemonConfig& config) {
       else if (key == "tls_client_ca") config.tls_client_ca = value.get<std::string>();
       else {
         return InvalidArgument("config file " + path + ": unknown key '" + key +
-                               "' (known: listen, state_dir, log_level, nvml_library, nvidia_smi, gpu_max_age_ms, tmux_socket, pct, lxc_rootfs, provision_root, max_log_streams, guard, guard_domain, guard_reserve, guard_unmanaged, "
+                               "' (known: listen, state_dir, log_level, nvml_library, nvidia_smi, gpu_max_age_ms, tmux_socket, pct, lxc_rootfs, provision_root, max_log_streams, gpu_busy_below, guard, guard_domain, guard_reserve, guard_unmanaged, "
                                "guard_protect, cgroup_parent, lock_memory, tls_cert, tls_key, tls_client_ca)");
       }
     }
@@ -131,6 +134,9 @@ Status Validate(const DaemonConfig& config) {
   if (config.max_log_streams < 1 || config.max_log_streams > 1'000'000) {
     return InvalidArgument("--max-log-streams must be between 1 and 1000000, got " +
                            std::to_string(config.max_log_streams));
+  }
+  if (Result<uint64_t> busy = ParseByteSize(config.gpu_busy_below); !busy.ok()) {
+    return InvalidArgument("--gpu-busy-below must be a size such as 1G, got '" + config.gpu_busy_below + "'");
   }
   if (config.tmux_socket.empty() ||
       config.tmux_socket.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=

@@ -50,6 +50,9 @@ struct DaemonConfig {
   // Open StreamLogs streams (train logs) at most; past it a client gets
   // RESOURCE_EXHAUSTED instead of the agent's memory.
   int max_log_streams = 2048;
+  // The GPU queue: a GPU whose processes the agent did not start use this
+  // much or more is busy (a size, "1G").
+  std::string gpu_busy_below = "1G";
 
   // Memory guard (see README, "The memory guard").
   bool guard = true;

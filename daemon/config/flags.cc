@@ -24,6 +24,7 @@ Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
   std::vector<std::string> guard_protect;
   bool guard_unmanaged = false, no_lock_memory = false;
   std::optional<int> max_log_streams;
+  std::string gpu_busy_below;
   app.add_option("--config", config_file, "JSON config file; flags override its values")
       ->check(CLI::ExistingFile);
   app.add_option("--listen", listen,
@@ -44,6 +45,9 @@ Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
 
   app.add_option("--max-log-streams", max_log_streams,
                  "Open 'train logs' streams at most; more get RESOURCE_EXHAUSTED (default 2048)");
+  app.add_option("--gpu-busy-below", gpu_busy_below,
+                 "The GPU queue counts a GPU busy when processes gpuctl did not start use this much of it "
+                 "(default 1G)");
   app.add_option("--guard", guard, "Memory guard: on or off (default on)")->check(CLI::IsMember({"on", "off"}));
   app.add_option("--guard-domain", guard_domain,
                  "What the guard watches: host (MemAvailable) or cgroup:PATH (that cgroup's usage\n"
@@ -64,7 +68,7 @@ Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
   // A flag given twice takes its last value, as most daemons do (--listen,
   // a list, keeps them all).
   for (const char* name : {"--config", "--state-dir", "--log-level", "--nvml-library", "--nvidia-smi", "--tmux-socket", "--pct",
-                           "--lxc-rootfs", "--provision-root", "--max-log-streams", "--guard", "--guard-domain", "--guard-reserve", "--cgroup-parent",
+                           "--lxc-rootfs", "--provision-root", "--max-log-streams", "--gpu-busy-below", "--guard", "--guard-domain", "--guard-reserve", "--cgroup-parent",
                            "--tls-cert", "--tls-key", "--tls-client-ca"}) {
     app.get_option(name)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
@@ -94,6 +98,7 @@ Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
   if (!lxc_rootfs.empty()) config.lxc_rootfs = lxc_rootfs;
   if (!provision_root.empty()) config.provision_root = provision_root;
   if (max_log_streams) config.max_log_streams = *max_log_streams;
+  if (!gpu_busy_below.empty()) config.gpu_busy_below = gpu_busy_below;
   if (!guard.empty()) config.guard = guard == "on";
   if (!guard_domain.empty()) config.guard_domain = guard_domain;
   if (!guard_reserve.empty()) config.guard_reserve = guard_reserve;

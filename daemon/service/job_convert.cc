@@ -18,6 +18,7 @@ v1::JobState ToProto(train::JobState s) {
     case train::JobState::kKilledByGuard: return v1::JOB_STATE_KILLED_BY_GUARD;
     case train::JobState::kOrphaned: return v1::JOB_STATE_ORPHANED;
     case train::JobState::kUnreadable: return v1::JOB_STATE_UNREADABLE;
+    case train::JobState::kQueued: return v1::JOB_STATE_QUEUED;
   }
   return v1::JOB_STATE_UNSPECIFIED;
 }
@@ -43,6 +44,9 @@ void ToProto(const train::JobSpec& in, v1::JobSpec& out) {
   }
   for (const std::string& a : in.oom.retry_args) out.add_retry_args(a);
   out.set_attempt(in.attempt);
+  out.set_num_gpus(in.num_gpus);
+  if (in.gpu_mem_bytes) out.set_gpu_mem_bytes(*in.gpu_mem_bytes);
+  out.set_priority(in.priority);
 }
 
 void ToProto(const train::Throughput& in, v1::Throughput& out) {
@@ -105,6 +109,9 @@ Result<train::JobSpec> FromProto(const v1::JobSpec& in) {
     out.oom.knobs.push_back(*knob);
   }
   out.oom.retry_args.assign(in.retry_args().begin(), in.retry_args().end());
+  out.num_gpus = in.num_gpus();
+  if (in.has_gpu_mem_bytes()) out.gpu_mem_bytes = in.gpu_mem_bytes();
+  out.priority = in.priority();
   return out;  // attempt: the agent's to set, 1 for a start
 }
 
@@ -157,6 +164,8 @@ void ToProto(const train::JobRecord& in, v1::Job& out) {
     p->set_peak_bytes(gpu.peak_bytes);
     p->set_total_bytes(gpu.total_bytes);
   }
+  out.set_queue_position(in.queue_position);
+  out.set_waiting_for(in.waiting_for);
   MakeStringsUtf8(out);
 }
 

@@ -230,5 +230,82 @@ TEST_F(OomRemediation, AJobsGpuMemoryIsItsProcessesWithThePeakAndTheHighMark) {
   Gpuctl({"train", "stop", "mem"});
 }
 
+// The GPU queue with the fake NVML's two GPUs: three one-GPU jobs, the
+// third queued (saying what it waits for), a restart while it waits, its
+// admission when a GPU frees, and an outside process that makes a GPU busy.
+TEST_F(OomRemediation, JobsQueueForGpusInOrderAcrossARestart) {
+  std::string processes = dir_.path() + "/nvml-processes";
+  { std::ofstream(processes) << ""; }
+  std::map<std::string, std::string> env = AgentEnv();
+  env["FAKE_NVML_PROCESSES"] = processes;
+  std::vector<std::string> flags = AgentFlags();
+  flags.insert(flags.end(), {"--nvml-library", std::string(GPUCTL_BINARY_DIR) + "/tests/fake_nvml/libnvidia-ml.so.1"});
+  StartAgent(flags, env);
+  auto start = [&](const std::string& name, std::vector<std::string> extra) {
+    std::vector<std::string> argv = {"train", "start", "--name", name};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    for (const char* a : {"--", "sleep", "600"}) argv.emplace_back(a);
+    return Gpuctl(argv);
+  };
+  ASSERT_EQ(start("a", {"--num-gpus", "1"}).exit_code, 0);
+  ASSERT_EQ(start("b", {"--num-gpus", "1"}).exit_code, 0);
+  RunResult third = start("c", {"--num-gpus", "1"});
+  ASSERT_EQ(third.exit_code, 0) << third.err;
+  EXPECT_NE(third.out.find("queued job c (#1): waiting for 1 GPU: GPU 0 held by job a, GPU 1 held by job b"),
+            std::string::npos) << third.out;
+  EXPECT_EQ(Status("a")["gpus"], "0");
+  EXPECT_EQ(Status("b")["gpus"], "1");
+  json c = Status("c");
+  EXPECT_EQ(c["state"], "queued");
+  EXPECT_EQ(c["queue_position"], 1);
+  ASSERT_EQ(start("d", {"--num-gpus", "1"}).exit_code, 0);
+  EXPECT_EQ(Status("d")["queue_position"], 2);
+  RunResult list = Gpuctl({"train", "list"});
+  EXPECT_NE(list.out.find("#1 c waits for 1 GPU: GPU 0 held by job a, GPU 1 held by job b"), std::string::npos)
+      << list.out;
+  EXPECT_NE(list.out.find("#2 d waits for 1 GPU: GPU 0 held by job a, GPU 1 held by job b"), std::string::npos);
+  // Refused at once: more than the host has.
+  RunResult too_many = start("e", {"--num-gpus", "3"});
+  EXPECT_EQ(too_many.exit_code, 2);
+  EXPECT_NE(too_many.err.find("more GPUs than this host has (2)"), std::string::npos) << too_many.err;
+
+  // A restart while they wait: still queued, in the same order.
+  agent_->Signal(SIGKILL);
+  agent_->WaitForExit(std::chrono::seconds(5));
+  StartAgent(flags, env);
+  EXPECT_EQ(Status("c")["state"], "queued");
+  EXPECT_EQ(Status("d")["queue_position"], 2);
+
+  // GPU 0 frees: c (first come) is admitted onto it, d moves up.
+  ASSERT_EQ(Gpuctl({"train", "stop", "a", "--grace", "1s"}).exit_code, 0);
+  json admitted;
+  ASSERT_TRUE(WaitUntil([&] {
+    admitted = Status("c");
+    return admitted["state"] == "running";
+  }, std::chrono::seconds(10))) << admitted.dump(2) << AgentLog();
+  EXPECT_EQ(admitted["gpus"], "0");
+  EXPECT_EQ(Status("d")["queue_position"], 1);
+
+  // An outside process holding GPU 1 (pid 1: not a job's) keeps d waiting
+  // after b ends; `train stop` cancels it.
+  { std::ofstream(processes) << "1 1 40960\n"; }
+  ASSERT_TRUE(WaitUntil([&] {  // the agent's GPU reading is cached for up to 500 ms
+    RunResult health = Gpuctl({"-o", "json", "health"});
+    return health.out.find("\"pid\":1,") != std::string::npos;
+  }, std::chrono::seconds(10)));
+  ASSERT_EQ(Gpuctl({"train", "stop", "b", "--grace", "1s"}).exit_code, 0);
+  json d;
+  ASSERT_TRUE(WaitUntil([&] {
+    d = Status("d");
+    return d["waiting_for"] == "1 GPU: GPU 0 held by job c, GPU 1 has 40.0 GiB used by pid 1";
+  }, std::chrono::seconds(10))) << d.dump(2);
+  EXPECT_EQ(d["state"], "queued");
+  ASSERT_EQ(Gpuctl({"train", "stop", "d"}).exit_code, 0);
+  d = Status("d");
+  EXPECT_EQ(d["state"], "stopped");
+  EXPECT_NE(d["state_reason"].get<std::string>().find("cancelled while queued"), std::string::npos);
+  Gpuctl({"train", "stop", "c", "--grace", "1s"});
+}
+
 }  // namespace
 }  // namespace gpuctl::testing

@@ -1,0 +1,142 @@
+#include "agents/train/gpu_placement.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace gpuctl::train {
+namespace {
+
+std::string Size(uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+  return text;
+}
+
+std::string Plural(uint32_t n) { return std::to_string(n) + (n == 1 ? " GPU" : " GPUs"); }
+
+// Why the GPU is not free for this request; empty when it is.
+std::string BusyReason(const GpuSlot& slot, const GpuRequest& request, uint64_t busy_below_bytes) {
+  const std::string gpu = "GPU " + std::to_string(slot.index);
+  if (!slot.held_by.empty()) return gpu + " held by job " + slot.held_by;
+  uint64_t foreign = 0;
+  for (const ForeignProcess& p : slot.foreign) foreign += p.bytes;
+  if (foreign >= busy_below_bytes && !slot.foreign.empty()) {
+    const ForeignProcess& biggest = *std::max_element(
+        slot.foreign.begin(), slot.foreign.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+    std::string who = slot.foreign.size() == 1 ? "pid " + std::to_string(biggest.pid)
+                                               : std::to_string(slot.foreign.size()) + " processes (pid " +
+                                                     std::to_string(biggest.pid) + " the most)";
+    return gpu + " has " + Size(foreign) + " used by " + who;
+  }
+  if (request.gpu_mem_bytes && slot.free_bytes < *request.gpu_mem_bytes) {
+    return gpu + " has " + Size(slot.free_bytes) + " free, " + Size(*request.gpu_mem_bytes) + " asked";
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<std::string> SplitGpuList(std::string_view gpus) {
+  std::vector<std::string> items;
+  while (!gpus.empty()) {
+    size_t comma = gpus.find(',');
+    if (comma != 0) items.emplace_back(gpus.substr(0, comma));
+    if (comma == std::string_view::npos) break;
+    gpus.remove_prefix(comma + 1);
+  }
+  return items;
+}
+
+Result<std::vector<uint32_t>> ResolveGpus(const std::vector<std::string>& gpus, const std::vector<GpuSlot>& slots) {
+  std::vector<uint32_t> indices;
+  for (const std::string& id : gpus) {
+    auto slot = std::find_if(slots.begin(), slots.end(), [&](const GpuSlot& s) {
+      return s.uuid == id || std::to_string(s.index) == id;
+    });
+    if (slot == slots.end()) {
+      return InvalidArgument("--gpus names GPU " + id + ", and this host has " + Plural(static_cast<uint32_t>(slots.size())) +
+                             (slots.empty() ? "" : " (0 to " + std::to_string(slots.size() - 1) + ")"));
+    }
+    if (std::find(indices.begin(), indices.end(), slot->index) == indices.end()) indices.push_back(slot->index);
+  }
+  std::sort(indices.begin(), indices.end());
+  return indices;
+}
+
+Status CheckGpuRequest(const GpuRequest& request, const std::vector<GpuSlot>& slots) {
+  if (request.num_gpus > slots.size()) {
+    return InvalidArgument("--num-gpus " + std::to_string(request.num_gpus) + " asks for more GPUs than this host has (" +
+                           std::to_string(slots.size()) + ")");
+  }
+  if (!request.gpus.empty()) {
+    if (Result<std::vector<uint32_t>> named = ResolveGpus(request.gpus, slots); !named.ok()) return named.status();
+  }
+  if (request.gpu_mem_bytes) {
+    uint64_t largest = 0;
+    for (const GpuSlot& s : slots) largest = std::max(largest, s.total_bytes);
+    if (*request.gpu_mem_bytes > largest) {
+      return InvalidArgument("--gpu-mem " + Size(*request.gpu_mem_bytes) + " is more than a GPU here has (" +
+                             Size(largest) + ")");
+    }
+  }
+  return Status::Ok();
+}
+
+GpuPlacement PlaceJob(const GpuRequest& request, const std::vector<GpuSlot>& slots, uint64_t busy_below_bytes) {
+  GpuPlacement placement;
+  std::vector<const GpuSlot*> candidates;
+  uint32_t wanted = request.num_gpus;
+  if (!request.gpus.empty()) {
+    Result<std::vector<uint32_t>> named = ResolveGpus(request.gpus, slots);
+    if (!named.ok()) {
+      placement.waiting_for = named.status().message();
+      return placement;
+    }
+    for (uint32_t index : *named) {
+      for (const GpuSlot& s : slots) {
+        if (s.index == index) candidates.push_back(&s);
+      }
+    }
+    wanted = static_cast<uint32_t>(candidates.size());
+  } else {
+    for (const GpuSlot& s : slots) candidates.push_back(&s);
+    std::sort(candidates.begin(), candidates.end(), [](const GpuSlot* a, const GpuSlot* b) { return a->index < b->index; });
+  }
+  if (wanted == 0) wanted = 1;  // --gpu-mem alone: one GPU with that much free
+  std::vector<uint32_t> chosen;
+  std::string reasons;
+  for (const GpuSlot* slot : candidates) {
+    std::string busy = BusyReason(*slot, request, busy_below_bytes);
+    if (busy.empty()) {
+      if (chosen.size() < wanted) chosen.push_back(slot->index);
+    } else {
+      reasons += (reasons.empty() ? "" : ", ") + busy;
+    }
+  }
+  if (chosen.size() == wanted && (request.gpus.empty() || chosen.size() == candidates.size())) {
+    std::sort(chosen.begin(), chosen.end());
+    placement.gpus = chosen;
+    return placement;
+  }
+  placement.waiting_for = Plural(wanted) + ": " + (reasons.empty() ? std::string("no GPU known") : reasons);
+  return placement;
+}
+
+std::vector<std::string> QueueOrder(std::vector<QueuedJob> jobs) {
+  std::sort(jobs.begin(), jobs.end(), [](const QueuedJob& a, const QueuedJob& b) {
+    if (a.priority != b.priority) return a.priority > b.priority;
+    if (a.queued_unix_ms != b.queued_unix_ms) return a.queued_unix_ms < b.queued_unix_ms;
+    return a.name < b.name;
+  });
+  std::vector<std::string> names;
+  for (const QueuedJob& j : jobs) names.push_back(j.name);
+  return names;
+}
+
+std::string VisibleDevices(const std::vector<uint32_t>& gpus) {
+  std::string out;
+  for (uint32_t g : gpus) out += (out.empty() ? "" : ",") + std::to_string(g);
+  return out;
+}
+
+}  // namespace gpuctl::train

@@ -1,0 +1,71 @@
+// Where a job that asks for GPUs may run now, or what it waits for. Pure:
+// the supervisor describes each GPU (its memory, the gpuctl job holding it,
+// the processes of others on it) and asks; QueueOrder orders the waiting
+// jobs.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace gpuctl::train {
+
+struct ForeignProcess {
+  uint32_t pid = 0;
+  uint64_t bytes = 0;
+};
+
+// One GPU as the queue sees it, in PCI bus order (NVML's index order).
+struct GpuSlot {
+  uint32_t index = 0;
+  std::string uuid;
+  uint64_t total_bytes = 0;
+  uint64_t free_bytes = 0;
+  std::string held_by;                   // the gpuctl job holding it; empty: none
+  std::vector<ForeignProcess> foreign;   // processes the agent did not start
+};
+
+struct GpuRequest {
+  uint32_t num_gpus = 0;              // --num-gpus: any N; 0 with `gpus`: those
+  std::vector<std::string> gpus;      // --gpus: indices or UUIDs
+  std::optional<uint64_t> gpu_mem_bytes;  // --gpu-mem: free on each GPU
+};
+
+// "0,1" or "GPU-a,GPU-b" (--gpus) as its items.
+std::vector<std::string> SplitGpuList(std::string_view gpus);
+
+// The indices `gpus` names ("0,1" or UUIDs) on this host. Errors
+// (kInvalidArgument): a GPU the host does not have.
+Result<std::vector<uint32_t>> ResolveGpus(const std::vector<std::string>& gpus, const std::vector<GpuSlot>& slots);
+
+// A request no wait can satisfy, refused at once (kInvalidArgument, exit 2):
+// more GPUs than the host has, more memory than a GPU has, a GPU it lacks.
+Status CheckGpuRequest(const GpuRequest& request, const std::vector<GpuSlot>& slots);
+
+struct GpuPlacement {
+  std::vector<uint32_t> gpus;  // chosen, ascending; empty: wait
+  std::string waiting_for;     // "2 GPUs: GPU 0 held by job x, GPU 3 has 40.0 GiB used by pid 1234"
+};
+
+// A GPU is free when no gpuctl job holds it, others' processes use less than
+// `busy_below_bytes` of it, and it has `gpu_mem_bytes` free. A count takes
+// the first free GPUs in bus order; a list needs all of its GPUs free.
+GpuPlacement PlaceJob(const GpuRequest& request, const std::vector<GpuSlot>& slots, uint64_t busy_below_bytes);
+
+// A waiting job, for the queue's order: higher priority first, then first
+// come, first served (then by name, so the order is total).
+struct QueuedJob {
+  std::string name;
+  int32_t priority = 0;
+  int64_t queued_unix_ms = 0;
+};
+std::vector<std::string> QueueOrder(std::vector<QueuedJob> jobs);
+
+// "0,3": CUDA_VISIBLE_DEVICES for the chosen GPUs (with CUDA_DEVICE_ORDER=PCI_BUS_ID).
+std::string VisibleDevices(const std::vector<uint32_t>& gpus);
+
+}  // namespace gpuctl::train
