@@ -20,11 +20,14 @@
 #                        skip the GPU count (the fake NVML has 2 GPUs, the capture 1)
 #   GPUCTL_GPU_OOM_SCRIPT=EXECUTABLE  the OOM job runs this instead of
 #                        python3 tests/gpu/oom_probe.py (and needs no torch)
+#   GPUCTL_GPU_OOM_RECOVER_SCRIPT=EXECUTABLE  the OOM recovery job runs this
+#                        instead of python3 tests/gpu/oom_recover_probe.py
 # Dry run here:
 #   GPUCTL_GPU_DRY_RUN=1 FAKE_NVML_SCENARIO=two_gpus \
 #   GPUCTL_NVML_LIBRARY=$PWD/build/tests/fake_nvml/libnvidia-ml.so.1 \
 #   NVIDIA_SMI=$PWD/tests/fakes/bin/nvidia-smi \
-#   GPUCTL_GPU_OOM_SCRIPT=$PWD/tests/gpu/fake_oom_probe.sh tests/gpu/run.sh build
+#   GPUCTL_GPU_OOM_SCRIPT=$PWD/tests/gpu/fake_oom_probe.sh \
+#   GPUCTL_GPU_OOM_RECOVER_SCRIPT=$PWD/tests/gpu/fake_oom_recover_probe.sh tests/gpu/run.sh build
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -217,6 +220,73 @@ EOF
   fi
 fi
 if ((oom_status != 0 && status == 0)); then status=1; fi
+
+# --- OOM recovery: --on-oom recover on a real CUDA OOM --------------------------
+# A job whose memory grows with --max-anchors OOMs for real at 1024; gpuctl
+# must relaunch it once with expandable_segments:True and 768 anchors, and
+# the relaunch must pass the step where the first attempt died and succeed.
+recover_status=0
+recover=("$python" "$root/tests/gpu/oom_recover_probe.py")
+if [[ -n ${GPUCTL_GPU_OOM_RECOVER_SCRIPT:-} ]]; then
+  recover=("$GPUCTL_GPU_OOM_RECOVER_SCRIPT")
+  echo "DRY RUN OOM recovery: stand-in $GPUCTL_GPU_OOM_RECOVER_SCRIPT instead of oom_recover_probe.py" >>"$OUT/summary.txt"
+elif ! "$python" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
+  recover=()
+  echo "SKIP OOM recovery: no PyTorch with CUDA for $python" >>"$OUT/summary.txt"
+fi
+if ((${#recover[@]})); then
+  if cli train start --name gpu-oom-recover --on-oom recover --anchors 1024 -- "${recover[@]}" \
+      >"$OUT/oom-recover-start.txt" 2>&1; then
+    for _ in $(seq 600); do
+      cli -o json train status gpu-oom-recover >"$OUT/oom-recover-job.json" 2>/dev/null
+      final=$("$python" -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+ended = j["state"] not in ("starting", "running", "queued")
+print("yes" if ended and (j["state"] == "succeeded" or "gave up" in j["state_reason"] or j["attempt"] > 2) else "")' \
+        "$OUT/oom-recover-job.json" 2>/dev/null)
+      [[ $final == yes ]] && break
+      sleep 0.5
+    done
+    cli -o json events >"$OUT/oom-recover-events.jsonl" 2>&1
+    cli train status gpu-oom-recover >"$OUT/oom-recover-status.txt" 2>&1
+    cli train logs gpu-oom-recover >"$OUT/oom-recover-job.log" 2>&1
+    "$python" - "$OUT/oom-recover-job.json" "$OUT/oom-recover-events.jsonl" "$OUT/oom-recover.json" \
+        >>"$OUT/summary.txt" 2>&1 <<'EOF' || recover_status=1
+import json, sys
+job = json.load(open(sys.argv[1]))
+events = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{")]
+events = [e for e in events if e.get("job") == "gpu-oom-recover"]
+ok = []
+def check(name, passed, detail):
+    ok.append(passed)
+    print(f"{'PASS' if passed else 'FAIL'} {name}: {detail}")
+check("oom recovery: final state", job["state"] == "succeeded", f"{job['state']!r} ({job['state_reason']})")
+check("oom recovery: one relaunch", job["attempt"] == 2 and len(job["attempts"]) == 1,
+      f"attempt {job['attempt']}, {len(job['attempts'])} earlier")
+changes = job["attempts"][0]["changes"] if job["attempts"] else []
+check("oom recovery: changes", "--max-anchors: 1024 -> 768" in changes, str(changes))
+check("oom recovery: anchors now", job["anchors"] == 768, str(job["anchors"]))
+kinds = [e["kind"] for e in events]
+check("oom recovery: events", "oom_remediation" in kinds and "oom_remediation_held" in kinds, str(kinds))
+figures = {"changes": changes, "first_attempt_step": job["attempts"][0]["step"] if job["attempts"] else None}
+ended = [e for e in events if e["kind"] == "job_ended"]
+started = [e for e in events if e["kind"] == "job_started"]
+if ended and len(started) >= 2:
+    figures["oom_end_to_relaunch_ms"] = started[1]["time_unix_ms"] - ended[0]["time_unix_ms"]
+remediation = next((e for e in events if e["kind"] == "oom_remediation"), None)
+if remediation:
+    figures["gpus"] = remediation["fields"].get("gpus")
+    figures["gpu_memory_peaks"] = remediation["fields"].get("gpu_memory_peaks")
+json.dump(figures, open(sys.argv[3], "w"), indent=2)
+print(f"figures: {json.dumps(figures)}")
+sys.exit(0 if all(ok) else 1)
+EOF
+  else
+    recover_status=1
+    echo "FAIL OOM recovery: gpuctl train start failed: $(cat "$OUT/oom-recover-start.txt")" >>"$OUT/summary.txt"
+  fi
+fi
+if ((recover_status != 0 && status == 0)); then status=1; fi
 
 # --- provisioning: the probe sees the real driver and GPUs, and the build ------
 # governor sizes a flash-attn build for the GPU present (a dry run: nothing is

@@ -2,6 +2,7 @@
 // after Cancel, and keeps working past its watch limit by polling.
 #include "agents/sys/file_watch_hub.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -157,11 +158,17 @@ TEST_F(FileWatchHubTest, AWakeupMayWaitAgain) {
   FileWatchHub hub({.poll_interval = 20s});
   Wakeups second;
   hub.WaitOnce(path_, [&] { hub.WaitOnce(path_, second.Make()); });
-  Append(path_, "a\n");
+  // Writes through one open descriptor: a writer's close is a change of its
+  // own (IN_CLOSE_WRITE) that a new wait may rightly wake for, and with
+  // Append it could land after the first wakeup.
+  int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, "a\n", 2), 2);
   std::this_thread::sleep_for(200ms);
   EXPECT_EQ(second.count(), 0) << "the new wait fired for the change that woke the first";
-  Append(path_, "b\n");
+  ASSERT_EQ(::write(fd, "b\n", 2), 2);
   EXPECT_TRUE(second.WaitFor(1, 5s));
+  ::close(fd);
 }
 
 TEST_F(FileWatchHubTest, ALinkInPlaceOfTheFileIsNotFollowed) {

@@ -230,6 +230,7 @@ TEST(EffectiveEnv, EverySetting) {
   spec.gpus = "1,2";
   EXPECT_EQ(EffectiveEnv(spec), (Env{{"WANDB_MODE", "offline"},
                                      {"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"},
+                                     {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"},
                                      {"CUDA_VISIBLE_DEVICES", "1,2"},
                                      {"GPUCTL_JOB", "dflash-768"},
                                      {"GPUCTL_ANCHORS", "256"},

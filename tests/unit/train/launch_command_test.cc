@@ -48,7 +48,7 @@ const LaunchPaths kPaths = Paths("/state/jobs/j1/output.log", "/state/jobs/j1/ex
 TEST(BuildLaunch, HostArgv) {
   sys::TmuxSessionSpec launch = BuildLaunch(Spec(), kPaths);
   EXPECT_EQ(launch.session, "gpuctl-j1");
-  EXPECT_EQ(launch.argv, (Argv{"env", "CUDA_VISIBLE_DEVICES=0", "GPUCTL_ANCHORS=64", "GPUCTL_ATTEMPT=1", "GPUCTL_JOB=j1",
+  EXPECT_EQ(launch.argv, (Argv{"env", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=0", "GPUCTL_ANCHORS=64", "GPUCTL_ATTEMPT=1", "GPUCTL_JOB=j1",
                                "PYTHONUNBUFFERED=1", "sh", "-c", kJobWrapperScript, "gpuctl-job",
                                "/state/jobs/j1/output.log", "/state/jobs/j1/exit_status", "/srv", "", "",
                                "python", "train.py", "--max-anchors", "64"}));
@@ -77,7 +77,7 @@ TEST(BuildLaunch, ContainerArgvGoesThroughPctExec) {
   sys::TmuxSessionSpec launch = BuildLaunch(spec, inside, "/usr/sbin/pct");
   EXPECT_EQ(launch.session, "gpuctl-j1");
   EXPECT_EQ(launch.argv,
-            (Argv{"/usr/sbin/pct", "exec", "200", "--", "env", "CUDA_VISIBLE_DEVICES=0", "GPUCTL_ANCHORS=64",
+            (Argv{"/usr/sbin/pct", "exec", "200", "--", "env", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=0", "GPUCTL_ANCHORS=64",
                   "GPUCTL_ATTEMPT=1", "GPUCTL_JOB=j1", "PYTHONUNBUFFERED=1", "sh", "-c", kJobWrapperScript, "gpuctl-job",
                   "/var/lib/gpuctl/jobs/j1/output.log", "/var/lib/gpuctl/jobs/j1/exit_status", "/srv", "",
                   "/var/lib/gpuctl/jobs/j1/job_pid", "python", "train.py", "a b;$(touch pwned)'\"", "--max-anchors",
