@@ -188,8 +188,12 @@ TEST_F(JobFaults, AFullStateDirectoryNeverHidesAJobNorStopsTheAgent) {
   for (const std::string& session : TmuxSessions()) {
     EXPECT_TRUE(listed.contains(session.substr(std::string("gpuctl-").size()))) << session << " runs unseen";
   }
-  // Space comes back with train rm, and starts work again.
-  ASSERT_EQ(Gpuctl({"train", "rm", "filler"}).exit_code, 0);
+  // Space comes back with train rm, and starts work again. (The filler's
+  // "running" may not have reached the full disk: recorded as starting, it is
+  // settled only after the launch grace, so wait for its end again.)
+  WaitForEnd("filler");
+  RunResult rm = Gpuctl({"train", "rm", "filler"});
+  ASSERT_EQ(rm.exit_code, 0) << rm.err << Status("filler").dump(2);
   EXPECT_EQ(Gpuctl({"train", "start", "--name", "after", "--", "true"}).exit_code, 0);
   for (int i = 0; i < 5; ++i) Gpuctl({"train", "stop", "full" + std::to_string(i), "--grace", "0s"});
   RecordProperty("starts_said_started_on_a_full_disk", said_started);
