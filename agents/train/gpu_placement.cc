@@ -1,16 +1,11 @@
 #include "agents/train/gpu_placement.h"
 
 #include <algorithm>
-#include <cstdio>
+
+#include "common/units.h"
 
 namespace gpuctl::train {
 namespace {
-
-std::string Size(uint64_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
-  return text;
-}
 
 std::string Plural(uint32_t n) { return std::to_string(n) + (n == 1 ? " GPU" : " GPUs"); }
 
@@ -26,10 +21,10 @@ std::string BusyReason(const GpuSlot& slot, const GpuRequest& request, uint64_t 
     std::string who = slot.foreign.size() == 1 ? "pid " + std::to_string(biggest.pid)
                                                : std::to_string(slot.foreign.size()) + " processes (pid " +
                                                      std::to_string(biggest.pid) + " the most)";
-    return gpu + " has " + Size(foreign) + " used by " + who;
+    return gpu + " has " + FormatBytes(foreign) + " used by " + who;
   }
   if (request.gpu_mem_bytes && slot.free_bytes < *request.gpu_mem_bytes) {
-    return gpu + " has " + Size(slot.free_bytes) + " free, " + Size(*request.gpu_mem_bytes) + " asked";
+    return gpu + " has " + FormatBytes(slot.free_bytes) + " free, " + FormatBytes(*request.gpu_mem_bytes) + " asked";
   }
   return {};
 }
@@ -75,8 +70,8 @@ Status CheckGpuRequest(const GpuRequest& request, const std::vector<GpuSlot>& sl
     uint64_t largest = 0;
     for (const GpuSlot& s : slots) largest = std::max(largest, s.total_bytes);
     if (*request.gpu_mem_bytes > largest) {
-      return InvalidArgument("--gpu-mem " + Size(*request.gpu_mem_bytes) + " is more than a GPU here has (" +
-                             Size(largest) + ")");
+      return InvalidArgument("--gpu-mem " + FormatBytes(*request.gpu_mem_bytes) + " is more than a GPU here has (" +
+                             FormatBytes(largest) + ")");
     }
   }
   return Status::Ok();

@@ -7,18 +7,9 @@
 
 #include "agents/train/job_gpu_memory.h"
 #include "agents/train/job_supervisor.h"
+#include "common/units.h"
 
 namespace gpuctl::train {
-namespace {
-
-std::string GiB(uint64_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
-  return text;
-}
-
-}  // namespace
-
 void JobSupervisor::SampleGpuMemory() {
   if (!options_.read_gpus) return;
   const auto now = clock_.SteadyNow();
@@ -51,8 +42,8 @@ void JobSupervisor::SampleGpuMemory() {
       char share[16];
       std::snprintf(share, sizeof share, "%.1f%%", pct);
       PublishEvent("gpu_memory_high", r,
-                   "GPU " + std::to_string(m.index) + " at " + share + ": " + GiB(m.used_bytes) + " of " +
-                       GiB(m.total_bytes),
+                   "GPU " + std::to_string(m.index) + " at " + share + ": " + FormatBytes(m.used_bytes) + " of " +
+                       FormatBytes(m.total_bytes),
                    {{"gpu", m.index}, {"uuid", m.uuid}, {"used_bytes", m.used_bytes}, {"total_bytes", m.total_bytes},
                     {"percent", pct}});
     }

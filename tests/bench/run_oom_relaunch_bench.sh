@@ -9,26 +9,9 @@
 #   tests/bench/run_oom_relaunch_bench.sh [RUNS]     (default 10)
 #   GPUCTL_BUILD_DIR=DIR  build directory (default: build)
 set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-build=${GPUCTL_BUILD_DIR:-$root/build}
-runs=${1:-10}
-[[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [RUNS] (a positive number, got '$runs')" >&2; exit 2; }
-[[ -x $build/daemon/gpuctld && -x $build/client/gpuctl ]] || cmake --build "$build" --target gpuctld gpuctl
-
-work=$(mktemp -d)
-socket=bench-oom-$$
-agent_pid=""
-cleanup() {
-  [[ -n $agent_pid ]] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
-  tmux -L "$socket" kill-server 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-"$build/daemon/gpuctld" --listen "unix:$work/a.sock" --state-dir "$work/state" --guard off --no-lock-memory \
-  --tmux-socket "$socket" --nvml-library /nonexistent --nvidia-smi /nonexistent >"$work/gpuctld.log" 2>&1 &
-agent_pid=$!
+source "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
+bench_start_agent
 gpuctl=("$build/client/gpuctl" --agent "unix:$work/a.sock")
-for _ in $(seq 100); do "${gpuctl[@]}" health >/dev/null 2>&1 && break; sleep 0.05; done
 toy=("python3" "$root/examples/train/toy_train.py" --steps 2 --interval 0 --print-times)
 
 # stamp FILE WORD: the t= of "toy_train: WORD t=..." in FILE, waiting for it.
@@ -56,7 +39,6 @@ for i in $(seq "$runs"); do
   again=$(stamp "$work/state/jobs/oom$i/output.log" start)
   relaunch+=("$(python3 -c "print(($again - $oom) * 1000)")")
 done
-median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 p=$(median "${plain[@]}") r=$(median "${relaunch[@]}")
 printf 'plain train start, command to first log line (median of %d): %.0f ms\n' "$runs" "$p"
 printf 'OOM line to the relaunched run'"'"'s first log line (median of %d): %.0f ms (%.0f ms more than a plain start)\n' \

@@ -11,19 +11,7 @@
 #   GPUCTL_BUILD_DIR=DIR  build directory (default: build)
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-build=${GPUCTL_BUILD_DIR:-$root/build}
-runs=${1:-10}
-[[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [RUNS] (a positive number, got '$runs')" >&2; exit 2; }
-[[ -x $build/daemon/gpuctld && -x $build/client/gpuctl ]] || cmake --build "$build" --target gpuctld gpuctl
-
-work=$(mktemp -d)
-agent_pid=""
-cleanup() {
-  [[ -n $agent_pid ]] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 
 # A fresh Ubuntu 24.04 host (no module loaded yet) that has curl.
 mkdir -p "$work/root/etc/ssl/certs" "$work/root/usr/bin" "$work/standin"
@@ -32,12 +20,8 @@ touch "$work/root/usr/bin/curl" "$work/root/etc/ssl/certs/ca-certificates.crt"
 export PATH="$root/tests/fakes/bin:$PATH" GPUCTL_STANDIN_STATE="$work/standin"
 venv="$work/venv"
 
-"$build/daemon/gpuctld" --listen "unix:$work/run/a.sock" --state-dir "$work/state" \
-  --provision-root "$work/root" --guard off --no-lock-memory --tmux-socket "bench-$$" \
-  >"$work/gpuctld.log" 2>&1 &
-agent_pid=$!
-gpuctl=("$build/client/gpuctl" --agent "unix:$work/run/a.sock")
-for _ in $(seq 100); do "${gpuctl[@]}" health >/dev/null 2>&1 && break; sleep 0.05; done
+bench_start_agent --provision-root "$work/root"
+gpuctl=("$build/client/gpuctl" --agent "unix:$work/a.sock")
 
 "${gpuctl[@]}" provision node --venv "$venv" >"$work/first.txt" || { cat "$work/first.txt"; exit 1; }
 
@@ -50,7 +34,7 @@ median_ms() {
     "$@" >/dev/null 2>&1
     times+=($(($(now_ms) - start)))
   done
-  printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+  median "${times[@]}"
 }
 
 noop() {

@@ -9,28 +9,13 @@
 #   tests/bench/run_queue_bench.sh [RUNS]     (default 5 admissions)
 #   GPUCTL_BUILD_DIR=DIR  build directory (default: build)
 set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-build=${GPUCTL_BUILD_DIR:-$root/build}
-runs=${1:-5}
-[[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [RUNS] (a positive number, got '$runs')" >&2; exit 2; }
+bench_default_runs=5
+source "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 nvml=$build/tests/fake_nvml/libnvidia-ml.so.1
-[[ -x $build/daemon/gpuctld && -f $nvml ]] || cmake --build "$build" --target gpuctld gpuctl fake_nvml
-
-work=$(mktemp -d)
-socket=bench-queue-$$
-agent_pid=""
-cleanup() {
-  [[ -n $agent_pid ]] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
-  tmux -L "$socket" kill-server 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+[[ -f $nvml ]] || cmake --build "$build" --target fake_nvml
 : >"$work/procs"
-FAKE_NVML_PROCESSES=$work/procs "$build/daemon/gpuctld" --listen "unix:$work/a.sock" --state-dir "$work/state" \
-  --guard off --no-lock-memory --tmux-socket "$socket" --nvml-library "$nvml" >"$work/gpuctld.log" 2>&1 &
-agent_pid=$!
+FAKE_NVML_PROCESSES=$work/procs bench_start_agent --nvml-library "$nvml"
 g() { "$build/client/gpuctl" --agent "unix:$work/a.sock" "$@"; }
-for _ in $(seq 100); do g health >/dev/null 2>&1 && break; sleep 0.05; done
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$agent_pid/status"; }
 # event_ms KIND JOB: the time of the last KIND event of JOB.
 event_ms() {
@@ -77,7 +62,6 @@ sleep 2
 queued=$(rss_kib)
 g train stop holder --grace 1s >/dev/null
 
-median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 p=$(median "${plain[@]}") a=$(median "${admission[@]}")
 echo "plain train start, request to job_started (median of $runs): $p ms"
 echo "admission, GPU freed (job_ended) to the queued job's job_started (median of $runs): $a ms (all: ${admission[*]})"

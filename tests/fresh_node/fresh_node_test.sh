@@ -12,25 +12,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$1" && pwd)
 shift
 if [ $# -gt 0 ]; then suites=("$@"); else suites=(bookworm trixie); fi
-gpuctl=$build/client/gpuctl
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root (namespaces, chroot)" >&2; exit 77; }
+source "$here/node_test_lib.sh"
 
-work=$(mktemp -d /tmp/gpuctl-fresh.XXXXXX)
-pidfiles=()
-cleanup() {
-  for p in "${pidfiles[@]}"; do "$here/stop_node.sh" "$p" >/dev/null 2>&1 || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-export HOME=$work/home XDG_CONFIG_HOME=$work/home/.config
-mkdir -p "$HOME"
-ssh-keygen -q -t ed25519 -N '' -f "$work/key"
-unset SSH_AUTH_SOCK
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-step() { echo "== $*"; }
-# Runs gpuctl, echoing the command; its output is kept in $out.
-g() { echo "\$ gpuctl $*"; out=$("$gpuctl" "$@" 2>&1) || { echo "$out"; return 1; }; echo "$out"; }
 port_base=$((22000 + $$ % 800))
 
 boot_root() {  # SUITE INDEX -> sets root, pidfile, port

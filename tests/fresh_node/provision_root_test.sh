@@ -16,24 +16,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$1" && pwd)
-gpuctl=$build/client/gpuctl
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root (namespaces, chroot)" >&2; exit 77; }
-
-work=$(mktemp -d /tmp/gpuctl-provision-root.XXXXXX)
-pidfile=
-cleanup() {
-  [ -z "$pidfile" ] || "$here/stop_node.sh" "$pidfile" >/dev/null 2>&1 || true
-  rm -rf --one-file-system "$work"
-}
-trap cleanup EXIT
-export HOME=$work/home XDG_CONFIG_HOME=$work/home/.config
-mkdir -p "$HOME"
-ssh-keygen -q -t ed25519 -N '' -f "$work/key"
-unset SSH_AUTH_SOCK
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-step() { echo "== $*"; }
-g() { echo "\$ gpuctl $*"; out=$("$gpuctl" "$@" 2>&1) || { echo "$out"; return 1; }; echo "$out"; }
+source "$here/node_test_lib.sh"
 
 step "a fresh Debian 12 root with python3, and uv"
 code=0
@@ -43,6 +26,7 @@ uv=$("$here/get_uv.sh" "$build/tools") || exit $?
 install -m 0755 "$uv" "$root/usr/local/bin/uv"
 port=$((23000 + $$ % 800))
 pidfile=$("$here/start_node.sh" "$root" "$port" "$work/key.pub")
+pidfiles+=("$pidfile")
 "$gpuctl" node add fresh-provision --host "root@127.0.0.1:$port" --identity "$work/key" >/dev/null
 g --accept-new-host-key node bootstrap fresh-provision --timeout 60 || fail "bootstrap"
 
