@@ -30,39 +30,29 @@ class ProvisionMismatchTest : public StandinTest {
   }
 };
 
+// A torch for cu128 with toolkit 13.1 is reinstalled from cu130: PyTorch's
+// own index, or a mirror given with --torch-index (used as given; the CUDA
+// major is still checked by importing what it served).
 TEST_F(ProvisionMismatchTest, TorchForCu128WithToolkit131IsReinstalledFromCu130) {
-  VenvWithTorch("cu128");
-  ProvisionOptions options;
-  options.steps = {"torch"};
-  auto result = Provision(options);
-  ASSERT_TRUE(result.ok());
-  EXPECT_TRUE(result->ok) << result->failed_step;
-  const StepReport& planned = reports.front();
-  EXPECT_EQ(planned.phase, StepPhase::kPlanned);
-  EXPECT_THAT(planned.detail, HasSubstr("The detected CUDA version (13.1) mismatches the version that was used to "
-                                        "compile PyTorch (12.8)"));
-  EXPECT_EQ(Changing(TakeInvocations()),
-            (std::vector<std::string>{"uv pip install --python " + venv() +
-                                      "/bin/python --reinstall torch==2.10.0 --index-url "
-                                      "https://download.pytorch.org/whl/cu130"}));
-  EXPECT_THAT(LastReport(*result, "torch")->detail, HasSubstr("2.10.0+cu130 imports, built for CUDA 13.0"));
-}
-
-// A mirror of PyTorch's index: its URL is used as given, the CUDA major is
-// still checked by importing what it served.
-TEST_F(ProvisionMismatchTest, TorchComesFromTheMirrorGivenWithTorchIndex) {
-  VenvWithTorch("cu128");
-  ProvisionOptions options;
-  options.steps = {"torch"};
-  options.torch_index = "https://mirror.invalid/pytorch/whl/cu130";
-  auto result = Provision(options);
-  ASSERT_TRUE(result.ok());
-  EXPECT_TRUE(result->ok) << result->failed_step;
-  EXPECT_EQ(Changing(TakeInvocations()),
-            (std::vector<std::string>{"uv pip install --python " + venv() +
-                                      "/bin/python --reinstall torch==2.10.0 --index-url "
-                                      "https://mirror.invalid/pytorch/whl/cu130"}));
-  EXPECT_THAT(LastReport(*result, "torch")->detail, HasSubstr("2.10.0+cu130 imports"));
+  for (std::string mirror : {"", "https://mirror.invalid/pytorch/whl/cu130"}) {
+    SCOPED_TRACE(mirror);
+    VenvWithTorch("cu128");
+    ProvisionOptions options;
+    options.steps = {"torch"};
+    options.torch_index = mirror;
+    auto result = Provision(options);
+    ASSERT_TRUE(result.ok());
+    EXPECT_TRUE(result->ok) << result->failed_step;
+    const StepReport& planned = reports.front();
+    EXPECT_EQ(planned.phase, StepPhase::kPlanned);
+    EXPECT_THAT(planned.detail, HasSubstr("The detected CUDA version (13.1) mismatches the version that was used to "
+                                          "compile PyTorch (12.8)"));
+    std::string index = mirror.empty() ? "https://download.pytorch.org/whl/cu130" : mirror;
+    EXPECT_EQ(Changing(TakeInvocations()),
+              (std::vector<std::string>{"uv pip install --python " + venv() +
+                                        "/bin/python --reinstall torch==2.10.0 --index-url " + index}));
+    EXPECT_THAT(LastReport(*result, "torch")->detail, HasSubstr("2.10.0+cu130 imports, built for CUDA 13.0"));
+  }
 }
 
 // CUDA 13 cannot build for a V100: refused before anything is installed.
