@@ -112,8 +112,8 @@ std::string UvmUdevRuleContent() {
 }
 
 std::string DriverPinPreferences(const std::string& version) {
-  return "# gpuctl: NVIDIA's driver packages at " + version +
-         ", the host's kernel module (no pinning package exists for this branch)\n"
+  return "# gpuctl: NVIDIA's driver packages held at " + version +
+         " (NVIDIA publishes no pinning package for this branch)\n"
          "Package: *nvidia* libcuda* libnvcuvid* libnvoptix* libxnvctrl* cuda-drivers*\n"
          "Pin: version " + version + "-*\n"
          "Pin-Priority: 1001\n";
@@ -127,6 +127,9 @@ Result<DriverPlan> PlanHostDriver(const PlanFacts& facts, const DriverState& sta
   const std::string flavour = needs.before_turing ? "proprietary modules (cuda-drivers): GPUs before Turing"
                                                   : "open modules (nvidia-open)";
   const std::string pinning = "nvidia-driver-pinning-" + std::to_string(branch);
+  // Before 580 there is no pinning package: the same apt preferences, written.
+  const bool pin_by_file = branch < kFirstBranchWithPinningPackage;
+  const StepAction pin_file = WriteFileAction(kPinPreferencesPath, DriverPinPreferences(std::to_string(branch) + ".*"));
   const auto& module = facts.kernel_module_version;
   const bool working = module && facts.driver_library_version == *module;
   const std::optional<int> loaded_branch = module ? DriverBranchOf(*module) : std::nullopt;
@@ -165,9 +168,15 @@ Result<DriverPlan> PlanHostDriver(const PlanFacts& facts, const DriverState& sta
                            " branch instead");
     }
     if (state.source == DriverSource::kNvidiaRepo && *loaded_branch == branch && state.pinned.empty()) {
-      // Without the pinning package an upgrade moves to the newest branch.
-      plan.actions.push_back(AptInstall({pinning}));
-      plan.notes.push_back(pinning + " keeps apt on the " + std::to_string(branch) + " branch");
+      // Without the pin an upgrade moves to the newest branch.
+      if (pin_by_file) {
+        plan.actions.push_back(pin_file);
+      } else {
+        plan.actions.push_back(AptUpdate());
+        plan.actions.push_back(AptInstall({pinning}));
+      }
+      plan.notes.push_back((pin_by_file ? std::string(kPinPreferencesPath) : pinning) + " keeps apt on the " +
+                           std::to_string(branch) + " branch");
     }
     return finish_kept("NVIDIA driver " + *module + " (from " + SourceName(state.source) +
                        ") is loaded and its user space matches: kept");
@@ -200,18 +209,18 @@ Result<DriverPlan> PlanHostDriver(const PlanFacts& facts, const DriverState& sta
     plan.notes.push_back("the driver's module is built for the running kernel " + facts.kernel_release + ": " +
                          *headers + " first");
   }
-  bool replacing = false;
+  // Any driver there (another branch from NVIDIA's repository too) is
+  // replaced, which may be a downgrade.
+  const bool replacing = state.source != DriverSource::kNone;
   if (state.source == DriverSource::kRunfile) {
     StepAction uninstall;
     uninstall.argv = {"nvidia-uninstall", "--silent"};
     install.push_back(uninstall);
-    replacing = true;
-  } else if (state.source != DriverSource::kNone && !state.packages.empty()) {
+  } else if (replacing && !state.packages.empty()) {
     StepAction purge = AptInstall({});
     purge.argv = {"apt-get", "purge", "-y"};
     purge.argv.insert(purge.argv.end(), state.packages.begin(), state.packages.end());
     install.push_back(purge);
-    replacing = true;
   }
   if (replacing) {
     plan.notes.push_back("replaces the " + (state.installed_version.empty() ? std::string("installed")
@@ -220,9 +229,13 @@ Result<DriverPlan> PlanHostDriver(const PlanFacts& facts, const DriverState& sta
   }
   // The pinning package first: it is what makes apt choose the branch for
   // the driver and every package it pulls in.
-  StepAction pin = AptInstall({pinning});
-  if (replacing) pin.argv.insert(pin.argv.begin() + 3, "--allow-downgrades");
-  install.push_back(pin);
+  if (pin_by_file) {
+    install.push_back(pin_file);
+  } else {
+    StepAction pin = AptInstall({pinning});
+    if (replacing) pin.argv.insert(pin.argv.begin() + 3, "--allow-downgrades");
+    install.push_back(pin);
+  }
   StepAction driver = AptInstall({package});
   if (replacing) driver.argv.insert(driver.argv.begin() + 3, "--allow-downgrades");
   install.push_back(driver);
@@ -292,14 +305,14 @@ Result<DriverPlan> PlanGuestDriver(const PlanFacts& facts, const DriverState& st
   plan.detail = missing.empty() ? "user space " + *module + " installed but not pinned"
                                 : "user space " + *module + " not installed (" + Join(missing, ", ") + ")";
   AddContrib(facts, state, plan, plan.actions);
-  if (pinning.empty()) plan.actions.push_back(WriteFileAction(kGuestPinPreferencesPath, DriverPinPreferences(*module)));
+  if (pinning.empty()) plan.actions.push_back(WriteFileAction(kPinPreferencesPath, DriverPinPreferences(*module)));
   plan.actions.push_back(AptUpdate());
   // The pinning package for the module's exact version, then unversioned
   // names it resolves, and no recommends: they would pull in DKMS.
   if (!pinning.empty()) plan.actions.push_back(AptInstall({pinning}, true));
   plan.actions.push_back(AptInstall(packages, true));
   plan.notes.push_back("container: user space only, pinned to the host's kernel module " + *module + " (" +
-                       (pinning.empty() ? std::string(kGuestPinPreferencesPath) : pinning) +
+                       (pinning.empty() ? std::string(kPinPreferencesPath) : pinning) +
                        "); no kernel module is installed");
   return plan;
 }

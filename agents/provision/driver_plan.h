@@ -30,7 +30,9 @@ struct DriverState {
   std::string installed_version;       // user space of the installed driver: "580.95.05"
   std::string installed_package;       // nvidia-open or cuda-drivers (kNvidiaRepo)
   std::vector<std::string> packages;   // every installed driver package of that source (for a purge)
-  std::string pinned;                  // X of an installed nvidia-driver-pinning-X: "580", "590.44.01"
+  // X of an installed nvidia-driver-pinning-X ("580", "590.44.01"), or the
+  // branch gpuctl's preferences file holds (before 580).
+  std::string pinned;
   std::vector<std::string> cuda_processes;  // "pid name" of processes on the GPUs now (nvidia-smi)
   // Debian only: the sources' contrib status (debian_sources.h).
   bool contrib_enabled = true;
@@ -64,11 +66,12 @@ struct DriverPlan {
 inline constexpr std::string_view kContribListPath = "/etc/apt/sources.list.d/gpuctl-contrib.list";
 inline constexpr std::string_view kUvmModulesLoadPath = "/etc/modules-load.d/gpuctl-nvidia-uvm.conf";
 inline constexpr std::string_view kUvmUdevRulePath = "/etc/udev/rules.d/70-gpuctl-nvidia-uvm.rules";
-inline constexpr std::string_view kGuestPinPreferencesPath = "/etc/apt/preferences.d/gpuctl-nvidia-driver";
+inline constexpr std::string_view kPinPreferencesPath = "/etc/apt/preferences.d/gpuctl-nvidia-driver";
 std::string UvmModulesLoadContent();
 std::string UvmUdevRuleContent();
-// apt preferences that pin every NVIDIA driver package to `version`, for
-// branches without a pinning package (before 580).
+// apt preferences that pin every NVIDIA driver package to `version` ("550.127.05"
+// in a guest, "570.*" for a host's branch), for branches without a pinning
+// package (before 580). Written to kPinPreferencesPath.
 std::string DriverPinPreferences(const std::string& version);
 
 // A host (not a guest). Errors: kFailedPrecondition, a refusal naming the

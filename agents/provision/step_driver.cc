@@ -8,6 +8,7 @@
 #include "agents/provision/apt_packages.h"
 #include "agents/provision/cuda_repo_actions.h"
 #include "agents/provision/debian_sources.h"
+#include "agents/provision/driver_branches.h"
 #include "agents/provision/driver_plan.h"
 #include "agents/provision/steps.h"
 #include "agents/sys/directory_listing.h"
@@ -148,11 +149,17 @@ class DriverStep final : public Step {
       state_.source = DriverSource::kRunfile;
       state_.installed_version = context_.facts.driver_library_version;
     }
+    // Before 580 the pin is gpuctl's preferences file, not a package.
+    const DriverRequest request = DriverRequestOf(context_.options);
+    const int branch = request.branch > 0 ? request.branch : kDefaultDriverBranch;
+    if (state_.pinned.empty() && FileIs(kPinPreferencesPath, DriverPinPreferences(std::to_string(branch) + ".*"))) {
+      state_.pinned = std::to_string(branch);
+    }
     ReadContrib();
     state_.uvm_at_boot = FileIs(kUvmModulesLoadPath, UvmModulesLoadContent()) &&
                          FileIs(kUvmUdevRulePath, UvmUdevRuleContent());
     ReadCudaProcesses();
-    return PlanHostDriver(context_.facts, state_, DriverRequestOf(context_.options));
+    return PlanHostDriver(context_.facts, state_, request);
   }
 
   Result<DriverPlan> CheckGuest() {
@@ -170,7 +177,7 @@ class DriverStep final : public Step {
       if (ours) state_.guest_installed[name] = UpstreamVersion(package.version);
     }
     const std::string pinning = GuestPinningPackage(*module);
-    state_.guest_pin_present = pinning.empty() ? FileIs(kGuestPinPreferencesPath, DriverPinPreferences(*module))
+    state_.guest_pin_present = pinning.empty() ? FileIs(kPinPreferencesPath, DriverPinPreferences(*module))
                                                : installed_.contains(pinning);
     ReadContrib();
     return PlanGuestDriver(context_.facts, state_);

@@ -58,6 +58,15 @@ Result<std::vector<uint32_t>> ResolveGpus(const std::vector<std::string>& gpus, 
   return indices;
 }
 
+bool Placeable(const std::vector<std::string>& gpus, const std::vector<GpuSlot>& slots) {
+  for (const std::string& id : gpus) {
+    bool number = !id.empty() && id.find_first_not_of("0123456789") == std::string::npos;
+    bool known = std::any_of(slots.begin(), slots.end(), [&](const GpuSlot& s) { return s.uuid == id; });
+    if (!number && !known) return false;
+  }
+  return true;
+}
+
 Status CheckGpuRequest(const GpuRequest& request, const std::vector<GpuSlot>& slots) {
   if (request.num_gpus > slots.size()) {
     return InvalidArgument("--num-gpus " + std::to_string(request.num_gpus) + " asks for more GPUs than this host has (" +

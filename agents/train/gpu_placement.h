@@ -42,6 +42,11 @@ std::vector<std::string> SplitGpuList(std::string_view gpus);
 // (kInvalidArgument): a GPU the host does not have.
 Result<std::vector<uint32_t>> ResolveGpus(const std::vector<std::string>& gpus, const std::vector<GpuSlot>& slots);
 
+// Whether the queue can place `gpus` (indices or full UUIDs of this host;
+// a number it lacks counts as placeable, to be refused). MIG instances and
+// UUID prefixes are CUDA's to resolve: false, they bypass the queue.
+bool Placeable(const std::vector<std::string>& gpus, const std::vector<GpuSlot>& slots);
+
 // A request no wait can satisfy, refused at once (kInvalidArgument, exit 2):
 // more GPUs than the host has, more memory than a GPU has, a GPU it lacks.
 Status CheckGpuRequest(const GpuRequest& request, const std::vector<GpuSlot>& slots);

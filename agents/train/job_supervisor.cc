@@ -258,6 +258,10 @@ Result<JobRecord> JobSupervisor::RemoveJob(const std::string& name) {
 Result<LogSource> JobSupervisor::GetLogSource(const std::string& name) {
   std::shared_ptr<const JobRecord> record = Snapshot(name);
   if (!record) return NotFound("no job named '" + name + "' (see gpuctl train list)");
+  if (record->state == JobState::kQueued) {
+    return FailedPrecondition("job '" + name + "' is queued (waiting for " + record->waiting_for +
+                              "): it has no log until it starts");
+  }
   if (IsActive(record->state) && EndCheckDue(name)) {
     // Followers ask at each end of file: only the cheap end-of-job check,
     // never log parsing, which the owner does on its own.

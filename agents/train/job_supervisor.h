@@ -160,8 +160,14 @@ class JobSupervisor {
   // The GPU queue (gpu_placement.h): the GPUs as the queue sees them, a new
   // job queued, and queued jobs admitted in order as GPUs free.
   std::vector<GpuSlot> GpuSlots(const sys::GpuReport& report);
-  Result<JobRecord> Enqueue(JobSpec spec, Lineage lineage, std::string waiting_for);
+  Result<JobRecord> Enqueue(JobSpec spec, Lineage lineage, std::string waiting_for, uint32_t restarts);
+  // Rate-limited: a pass at most every kAdmitInterval (GPU readings may be
+  // an nvidia-smi run, on this thread).
   void AdmitQueued();
+  std::chrono::steady_clock::time_point next_admission_{};
+  static constexpr std::chrono::milliseconds kAdmitInterval{200};
+  // A queued job whose start failed at its turn: failed, with the reason.
+  void FailQueued(const std::string& name, const std::string& why);
   // Jobs with --on-oom recover whose run ended in CUDA OOM (its log read to
   // the end): decided on (oom_remediation.h), relaunched or given up.
   void RemediateOoms();

@@ -101,7 +101,10 @@ void JobSupervisor::Remediate(Entry& entry) {
   ended.log_path = r.log_path;
   if (!r.log_path.empty() && sys::PathExists(r.log_path)) {
     std::string kept = r.log_path + "." + r.run_id;
-    if (sys::RenameFile(r.log_path, kept).ok()) ended.log_path = kept;
+    if (sys::RenameFile(r.log_path, kept).ok()) {
+      ended.log_path = kept;
+      r.log_path = kept;  // where this run's log is now, should the relaunch not start
+    }
   }
   Lineage lineage{r.attempts, r.metrics.step};
   lineage.attempts.push_back(ended);

@@ -179,6 +179,7 @@ bool JobSupervisor::SettleIfEnded(Entry& entry) {
   r.term_signal = end.term_signal;
   if (guard_reason) r.guard_kill_reason = guard_reason;
   r.ended_unix_ms = NowMs();
+  for (JobGpuMemory& gpu : r.gpu_memory) gpu.used_bytes = 0;  // the peaks stay
   spdlog::info("job '{}' (run {}) {}: {}", r.spec.name, r.run_id, JobStateName(r.state), r.state_reason);
   {
     std::lock_guard lock(guard_mutex_);
@@ -216,6 +217,13 @@ void JobSupervisor::Refresh(Entry& entry, size_t ingest_bytes) {
   bool settled = IsActive(r.state) && SettleIfEnded(entry);
   // A job that just ended may have written its last lines after our read.
   if (settled && ingest_bytes > 0) events_added = entry.ingest.Ingest(r, ingest_bytes, now, on_event) || events_added;
+  // Settled by a quick refresh (a follower's end check, a stop) that reads
+  // nothing: the log's size now, so that the ticks read its last lines (an
+  // OOM to remediate among them) instead of taking it as read.
+  if (settled && ingest_bytes == 0 && !r.log_path.empty()) {
+    if (Result<uint64_t> size = sys::RegularFileSize(r.log_path); size.ok()) r.log_bytes = *size;
+    backlog_ = backlog_ || LogIngest::Behind(r);
+  }
   if (IsActive(r.state) && r.stop_requested && r.stop_deadline_unix_ms && now >= *r.stop_deadline_unix_ms &&
       !entry.kill_sent) {
     spdlog::info("job '{}' still running past its stop deadline: SIGKILL", r.spec.name);
@@ -266,16 +274,23 @@ Result<JobRecord> JobSupervisor::DoStart(JobSpec spec, Lineage lineage, bool adm
     }
     restarts = old.record.restart_count + (old.record.state == JobState::kQueued ? 0 : 1);
   }
+  // What the launch would refuse (script, cwd, container) is refused now,
+  // not when a queued job's turn comes.
+  std::string run_id = NewRunId(clock_.WallNow());
+  Result<Placement> placement = launcher_.Plan(spec, run_id);
+  if (!placement.ok()) return placement.status();
   if (!admitted && options_.read_gpus && (spec.num_gpus > 0 || spec.gpu_mem_bytes || !spec.gpus.empty())) {
     const sys::GpuReport report = options_.read_gpus();
     if (report.devices.empty() && (spec.num_gpus > 0 || spec.gpu_mem_bytes)) {
       return InvalidArgument("--num-gpus and --gpu-mem need the agent to see the GPUs, and it sees none" +
                              (report.error.empty() ? std::string() : " (" + report.error + ")"));
     }
-    if (!report.devices.empty()) {
-      std::vector<GpuSlot> slots = GpuSlots(report);
-      GpuRequest request{spec.num_gpus, {}, spec.gpu_mem_bytes};
-      if (!spec.gpus.empty()) request.gpus = SplitGpuList(spec.gpus);
+    std::vector<GpuSlot> slots = GpuSlots(report);
+    GpuRequest request{spec.num_gpus, {}, spec.gpu_mem_bytes};
+    if (!spec.gpus.empty()) request.gpus = SplitGpuList(spec.gpus);
+    // MIG instances and UUID prefixes are CUDA's to resolve: such a job
+    // starts as before, without the queue.
+    if (!report.devices.empty() && Placeable(request.gpus, slots)) {
       if (Status s = CheckGpuRequest(request, slots); !s.ok()) return s;
       uint32_t ahead = 0;
       for (const auto& [other, entry] : entries_) {
@@ -286,14 +301,11 @@ Result<JobRecord> JobSupervisor::DoStart(JobSpec spec, Lineage lineage, bool adm
       if (ahead > 0 || gpu_placement.gpus.empty()) {
         std::string why = gpu_placement.gpus.empty() ? gpu_placement.waiting_for
                                                      : "its turn: " + std::to_string(ahead) + " queued ahead of it";
-        return Enqueue(std::move(spec), std::move(lineage), why);
+        return Enqueue(std::move(spec), std::move(lineage), why, restarts);
       }
-      if (spec.num_gpus > 0) spec.gpus = VisibleDevices(gpu_placement.gpus);
+      if (spec.gpus.empty()) spec.gpus = VisibleDevices(gpu_placement.gpus);
     }
   }
-  std::string run_id = NewRunId(clock_.WallNow());
-  Result<Placement> placement = launcher_.Plan(spec, run_id);
-  if (!placement.ok()) return placement.status();
 
   // The record first, durable, before anything of the run exists: an agent
   // killed from here on finds the run at its next start.

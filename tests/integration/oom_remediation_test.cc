@@ -185,9 +185,13 @@ TEST_F(OomRemediation, WithoutRecoverAnOomJustFails) {
   EXPECT_NE(r.err.find("the factor must be a number between 0 and 1"), std::string::npos) << r.err;
 }
 
+// The GPU tests share the fixture: an agent with the fake NVML whose
+// processes a test sets (FAKE_NVML_PROCESSES) while it runs.
+using GpuJobs = OomRemediation;
+
 // Per-job GPU memory: the fake NVML's processes (changed while the agent
 // runs) mapped to the job by its process group; 95% is gpu_memory_high.
-TEST_F(OomRemediation, AJobsGpuMemoryIsItsProcessesWithThePeakAndTheHighMark) {
+TEST_F(GpuJobs, AJobsGpuMemoryIsItsProcessesWithThePeakAndTheHighMark) {
   std::string processes = dir_.path() + "/nvml-processes";
   std::map<std::string, std::string> env = AgentEnv();
   env["FAKE_NVML_PROCESSES"] = processes;
@@ -233,7 +237,7 @@ TEST_F(OomRemediation, AJobsGpuMemoryIsItsProcessesWithThePeakAndTheHighMark) {
 // The GPU queue with the fake NVML's two GPUs: three one-GPU jobs, the
 // third queued (saying what it waits for), a restart while it waits, its
 // admission when a GPU frees, and an outside process that makes a GPU busy.
-TEST_F(OomRemediation, JobsQueueForGpusInOrderAcrossARestart) {
+TEST_F(GpuJobs, JobsQueueForGpusInOrderAcrossARestart) {
   std::string processes = dir_.path() + "/nvml-processes";
   { std::ofstream(processes) << ""; }
   std::map<std::string, std::string> env = AgentEnv();
@@ -305,6 +309,36 @@ TEST_F(OomRemediation, JobsQueueForGpusInOrderAcrossARestart) {
   EXPECT_EQ(d["state"], "stopped");
   EXPECT_NE(d["state_reason"].get<std::string>().find("cancelled while queued"), std::string::npos);
   Gpuctl({"train", "stop", "c", "--grace", "1s"});
+}
+
+// A job started without --gpus holds the GPU its processes are on; --gpu-mem
+// alone is given the GPU it was placed on; what a launch would refuse is
+// refused at once, not at the job's turn.
+TEST_F(GpuJobs, PlacementSeesEveryJobsGpusAndGivesTheChosenOne) {
+  std::string processes = dir_.path() + "/nvml-processes";
+  { std::ofstream(processes) << ""; }
+  std::map<std::string, std::string> env = AgentEnv();
+  env["FAKE_NVML_PROCESSES"] = processes;
+  std::vector<std::string> flags = AgentFlags();
+  flags.insert(flags.end(), {"--nvml-library", std::string(GPUCTL_BINARY_DIR) + "/tests/fake_nvml/libnvidia-ml.so.1"});
+  StartAgent(flags, env);
+  ASSERT_EQ(Gpuctl({"train", "start", "--name", "anywhere", "--", "sleep", "600"}).exit_code, 0);
+  int64_t pid = Status("anywhere")["pid"].get<int64_t>();
+  { std::ofstream(processes) << "0 " << pid << " 30000\n"; }
+  ASSERT_TRUE(WaitUntil([&] { return Status("anywhere")["gpu_memory"].size() == 1; }, std::chrono::seconds(10)));
+  ASSERT_EQ(Gpuctl({"train", "start", "--name", "one", "--num-gpus", "1", "--", "sleep", "600"}).exit_code, 0);
+  EXPECT_EQ(Status("one")["gpus"], "1") << "GPU 0 runs job anywhere";
+  Gpuctl({"train", "stop", "one", "--grace", "1s"});
+  ASSERT_EQ(Gpuctl({"train", "start", "--name", "mem", "--gpu-mem", "1G", "--", "sleep", "600"}).exit_code, 0);
+  EXPECT_EQ(Status("mem")["gpus"], "1");
+  // GPU 1 is held now: a bad --cwd is refused at once (exit 2), never queued.
+  RunResult bad = Gpuctl({"train", "start", "--name", "bad", "--num-gpus", "1", "--cwd", "/nonexistent-dir", "--",
+                          "true"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.err.find("no such directory"), std::string::npos) << bad.err;
+  EXPECT_NE(Gpuctl({"train", "status", "bad"}).exit_code, 0);
+  Gpuctl({"train", "stop", "mem", "--grace", "1s"});
+  Gpuctl({"train", "stop", "anywhere", "--grace", "1s"});
 }
 
 }  // namespace

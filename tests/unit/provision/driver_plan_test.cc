@@ -170,7 +170,34 @@ TEST(DriverPlan, AnUnpinnedDriverFromNvidiasRepositoryGetsOnlyThePinningPackage)
   DriverState state = NvidiaRepo("580.95.05", "");
   auto plan = PlanHostDriver(facts, state, {});
   ASSERT_TRUE(plan.ok());
-  EXPECT_EQ(Lines(*plan), std::vector<std::string>{"apt-get install -y nvidia-driver-pinning-580"});
+  EXPECT_EQ(Lines(*plan), (std::vector<std::string>{"apt-get update", "apt-get install -y nvidia-driver-pinning-580"}));
+}
+
+// A branch before 580 has no pinning package: the same pin as a file.
+TEST(DriverPlan, ABranchBefore580IsPinnedByAPreferencesFile) {
+  auto plan = PlanHostDriver(Host("ubuntu", "22.04"), {}, Asking(570));
+  ASSERT_TRUE(plan.ok());
+  std::vector<std::string> lines = Lines(*plan);
+  EXPECT_EQ(IndexOf(lines, "apt-get install -y nvidia-driver-pinning-570"), -1) << ::testing::PrintToString(lines);
+  EXPECT_LT(IndexOf(lines, "write " + std::string(kPinPreferencesPath)), IndexOf(lines, "apt-get install -y nvidia-open"));
+  EXPECT_THAT(DriverPinPreferences("570.*"), HasSubstr("Pin: version 570.*-*"));
+  // Installed and pinned that way: done.
+  DriverState ours = NvidiaRepo("570.195.03", "570");
+  auto again = PlanHostDriver(Host("ubuntu", "22.04"), ours, Asking(570));
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->done);
+}
+
+// An unpinned 595 from NVIDIA's repository, not loaded, replaced by 580:
+// a downgrade, which apt -y refuses without --allow-downgrades.
+TEST(DriverPlan, AnotherBranchFromNvidiasRepositoryIsReplacedAsADowngrade) {
+  DriverState state = NvidiaRepo("595.71.05", "");
+  auto plan = PlanHostDriver(Host("ubuntu", "24.04"), state, Asking(580));
+  ASSERT_TRUE(plan.ok());
+  std::vector<std::string> lines = Lines(*plan);
+  EXPECT_GE(IndexOf(lines, "apt-get install -y --allow-downgrades nvidia-driver-pinning-580"), 0)
+      << ::testing::PrintToString(lines);
+  EXPECT_GE(IndexOf(lines, "apt-get install -y --allow-downgrades nvidia-open"), 0);
 }
 
 // Without --driver-branch a working driver of another branch is kept too.
@@ -295,7 +322,7 @@ TEST(DriverPlan, GuestsArePinnedToTheHostModuleAsNvidiaPins) {
   };
   std::vector<Case> cases = {
       {"ubuntu", "550.127.05",
-       {"write " + std::string(kGuestPinPreferencesPath), "apt-get update",
+       {"write " + std::string(kPinPreferencesPath), "apt-get update",
         "apt-get install -y --no-install-recommends libnvidia-compute-550 nvidia-utils-550"}},
       {"ubuntu", "580.95.05",
        {"apt-get update", "apt-get install -y --no-install-recommends nvidia-driver-pinning-580.95.05",
@@ -304,7 +331,7 @@ TEST(DriverPlan, GuestsArePinnedToTheHostModuleAsNvidiaPins) {
        {"apt-get update", "apt-get install -y --no-install-recommends nvidia-driver-pinning-595.71.05",
         "apt-get install -y --no-install-recommends libnvidia-compute nvidia-headless-no-dkms-open"}},
       {"debian", "550.127.05",
-       {"write " + std::string(kGuestPinPreferencesPath), "apt-get update",
+       {"write " + std::string(kPinPreferencesPath), "apt-get update",
         "apt-get install -y --no-install-recommends nvidia-driver-cuda"}},
       {"debian", "580.95.05",
        {"apt-get update", "apt-get install -y --no-install-recommends nvidia-driver-pinning-580.95.05",

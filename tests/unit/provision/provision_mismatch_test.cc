@@ -242,7 +242,7 @@ TEST_F(ProvisionMismatchTest, LxcGuestUnderA550HostPinsWithAptPreferences) {
   EXPECT_EQ(Changing(TakeInvocations()),
             (std::vector<std::string>{"apt-get update", "apt-get install -y --no-install-recommends "
                                                         "libnvidia-compute-550 nvidia-utils-550"}));
-  auto prefs = sys::ReadWholeFile(config.system_root + std::string(kGuestPinPreferencesPath));
+  auto prefs = sys::ReadWholeFile(config.system_root + std::string(kPinPreferencesPath));
   ASSERT_TRUE(prefs.ok());
   EXPECT_THAT(*prefs, HasSubstr("Pin: version 550.127.05-*"));
 }

@@ -79,6 +79,14 @@ TEST(GpuPlacement, ImpossibleRequestsAreRefusedAtOnce) {
               ::testing::HasSubstr("--gpus names GPU 7, and this host has 4 GPUs (0 to 3)"));
 }
 
+TEST(GpuPlacement, MigInstancesAndUuidPrefixesAreCudasToResolve) {
+  std::vector<GpuSlot> slots = FourH200s();
+  EXPECT_TRUE(Placeable({"0", "GPU-3"}, slots));
+  EXPECT_TRUE(Placeable({"9"}, slots));  // placeable, and refused: the host has no GPU 9
+  EXPECT_FALSE(Placeable({"MIG-5c0b4a3e-aaaa-bbbb-cccc-0123456789ab"}, slots));
+  EXPECT_FALSE(Placeable({"GPU-3a"}, slots));
+}
+
 TEST(GpuPlacement, TheQueueIsPriorityThenFirstCome) {
   EXPECT_THAT(QueueOrder({{"c", 0, 300}, {"a", 0, 100}, {"urgent", 5, 400}, {"b", 0, 200}, {"low", -1, 50}}),
               ElementsAre("urgent", "a", "b", "c", "low"));
