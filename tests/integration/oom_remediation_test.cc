@@ -185,19 +185,36 @@ TEST_F(OomRemediation, WithoutRecoverAnOomJustFails) {
   EXPECT_NE(r.err.find("the factor must be a number between 0 and 1"), std::string::npos) << r.err;
 }
 
-// The GPU tests share the fixture: an agent with the fake NVML whose
-// processes a test sets (FAKE_NVML_PROCESSES) while it runs.
-using GpuJobs = OomRemediation;
+// The GPU tests: an agent with the fake NVML, whose processes a test sets
+// (FAKE_NVML_PROCESSES, "GPU PID MIB" lines) while it runs.
+class GpuJobs : public OomRemediation {
+ protected:
+  // Starts the agent with no GPU processes; returns the file that lists them.
+  std::string StartGpuAgent() {
+    std::string processes = dir_.path() + "/nvml-processes";
+    { std::ofstream(processes) << ""; }
+    std::map<std::string, std::string> env = AgentEnv();
+    env["FAKE_NVML_PROCESSES"] = processes;
+    std::vector<std::string> flags = AgentFlags();
+    flags.insert(flags.end(), {"--nvml-library", std::string(GPUCTL_BINARY_DIR) + "/tests/fake_nvml/libnvidia-ml.so.1"});
+    StartAgent(flags, env);
+    agent_flags_ = flags;
+    agent_env_ = env;
+    return processes;
+  }
+  void RestartGpuAgent() {
+    agent_->Signal(SIGKILL);
+    agent_->WaitForExit(std::chrono::seconds(5));
+    StartAgent(agent_flags_, agent_env_);
+  }
+  std::vector<std::string> agent_flags_;
+  std::map<std::string, std::string> agent_env_;
+};
 
 // Per-job GPU memory: the fake NVML's processes (changed while the agent
 // runs) mapped to the job by its process group; 95% is gpu_memory_high.
 TEST_F(GpuJobs, AJobsGpuMemoryIsItsProcessesWithThePeakAndTheHighMark) {
-  std::string processes = dir_.path() + "/nvml-processes";
-  std::map<std::string, std::string> env = AgentEnv();
-  env["FAKE_NVML_PROCESSES"] = processes;
-  std::vector<std::string> flags = AgentFlags();
-  flags.insert(flags.end(), {"--nvml-library", std::string(GPUCTL_BINARY_DIR) + "/tests/fake_nvml/libnvidia-ml.so.1"});
-  StartAgent(flags, env);
+  const std::string processes = StartGpuAgent();
   ASSERT_EQ(Gpuctl({"train", "start", "--name", "mem", "--", "python3", ToyTrain(), "--steps", "200", "--interval",
                     "0.05"})
                 .exit_code,
@@ -238,13 +255,7 @@ TEST_F(GpuJobs, AJobsGpuMemoryIsItsProcessesWithThePeakAndTheHighMark) {
 // third queued (saying what it waits for), a restart while it waits, its
 // admission when a GPU frees, and an outside process that makes a GPU busy.
 TEST_F(GpuJobs, JobsQueueForGpusInOrderAcrossARestart) {
-  std::string processes = dir_.path() + "/nvml-processes";
-  { std::ofstream(processes) << ""; }
-  std::map<std::string, std::string> env = AgentEnv();
-  env["FAKE_NVML_PROCESSES"] = processes;
-  std::vector<std::string> flags = AgentFlags();
-  flags.insert(flags.end(), {"--nvml-library", std::string(GPUCTL_BINARY_DIR) + "/tests/fake_nvml/libnvidia-ml.so.1"});
-  StartAgent(flags, env);
+  const std::string processes = StartGpuAgent();
   auto start = [&](const std::string& name, std::vector<std::string> extra) {
     std::vector<std::string> argv = {"train", "start", "--name", name};
     argv.insert(argv.end(), extra.begin(), extra.end());
@@ -274,9 +285,7 @@ TEST_F(GpuJobs, JobsQueueForGpusInOrderAcrossARestart) {
   EXPECT_NE(too_many.err.find("more GPUs than this host has (2)"), std::string::npos) << too_many.err;
 
   // A restart while they wait: still queued, in the same order.
-  agent_->Signal(SIGKILL);
-  agent_->WaitForExit(std::chrono::seconds(5));
-  StartAgent(flags, env);
+  RestartGpuAgent();
   EXPECT_EQ(Status("c")["state"], "queued");
   EXPECT_EQ(Status("d")["queue_position"], 2);
 
@@ -315,13 +324,7 @@ TEST_F(GpuJobs, JobsQueueForGpusInOrderAcrossARestart) {
 // alone is given the GPU it was placed on; what a launch would refuse is
 // refused at once, not at the job's turn.
 TEST_F(GpuJobs, PlacementSeesEveryJobsGpusAndGivesTheChosenOne) {
-  std::string processes = dir_.path() + "/nvml-processes";
-  { std::ofstream(processes) << ""; }
-  std::map<std::string, std::string> env = AgentEnv();
-  env["FAKE_NVML_PROCESSES"] = processes;
-  std::vector<std::string> flags = AgentFlags();
-  flags.insert(flags.end(), {"--nvml-library", std::string(GPUCTL_BINARY_DIR) + "/tests/fake_nvml/libnvidia-ml.so.1"});
-  StartAgent(flags, env);
+  const std::string processes = StartGpuAgent();
   ASSERT_EQ(Gpuctl({"train", "start", "--name", "anywhere", "--", "sleep", "600"}).exit_code, 0);
   int64_t pid = Status("anywhere")["pid"].get<int64_t>();
   { std::ofstream(processes) << "0 " << pid << " 30000\n"; }
