@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "agents/sys/text_fields.h"
 #include "common/units.h"
 
 namespace gpuctl::provision {
@@ -21,14 +22,7 @@ bool SplitArch(std::string_view arch, std::string_view& digits, std::string_view
   return digits.size() >= 2 && suffix.size() <= 1 && (suffix.empty() || IsLower(suffix[0]));
 }
 
-std::string Join(const std::vector<std::string>& items, std::string_view separator) {
-  std::string out;
-  for (const std::string& item : items) {
-    if (!out.empty()) out += separator;
-    out += item;
-  }
-  return out;
-}
+using sys::Join;
 
 std::vector<std::string> Distinct(const std::vector<std::string>& items) {
   std::vector<std::string> out;

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <set>
-#include <sstream>
+#include "agents/sys/text_fields.h"
 
 namespace gpuctl::provision {
 namespace {
@@ -16,9 +16,8 @@ struct SourceEntry {
 };
 
 std::vector<std::string> Words(std::string_view text) {
-  std::istringstream in{std::string(text)};
   std::vector<std::string> words;
-  for (std::string word; in >> word;) words.push_back(word);
+  for (std::string_view word : sys::Words(text)) words.emplace_back(word);
   return words;
 }
 
@@ -26,18 +25,12 @@ bool Has(const std::vector<std::string>& items, std::string_view item) {
   return std::find(items.begin(), items.end(), item) != items.end();
 }
 
-std::string Trim(std::string_view s) {
-  size_t begin = s.find_first_not_of(" \t\r");
-  if (begin == std::string_view::npos) return {};
-  size_t end = s.find_last_not_of(" \t\r");
-  return std::string(s.substr(begin, end - begin + 1));
-}
+std::string Trim(std::string_view s) { return std::string(sys::Trim(s)); }
 
 // "deb [arch=amd64 signed-by=/usr/share/keyrings/x.gpg] URI SUITE COMP..."
 void ParseOneLine(std::string_view text, std::vector<SourceEntry>& entries) {
-  std::istringstream in{std::string(text)};
-  for (std::string line; std::getline(in, line);) {
-    line = Trim(line.substr(0, line.find('#')));
+  for (std::string_view raw : sys::Lines(text)) {
+    std::string line = Trim(raw.substr(0, raw.find('#')));
     if (line.empty()) continue;
     SourceEntry entry;
     std::string rest = line;
@@ -64,7 +57,6 @@ void ParseOneLine(std::string_view text, std::vector<SourceEntry>& entries) {
 
 // deb822 stanzas: "Field: value", continuation lines start with a space.
 void ParseDeb822(std::string_view text, std::vector<SourceEntry>& entries) {
-  std::istringstream in{std::string(text)};
   SourceEntry entry;
   bool enabled = true;
   bool any = false;
@@ -75,7 +67,8 @@ void ParseDeb822(std::string_view text, std::vector<SourceEntry>& entries) {
     enabled = true;
     any = false;
   };
-  for (std::string line; std::getline(in, line);) {
+  for (std::string_view raw : sys::Lines(text)) {
+    std::string line(raw);
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (Trim(line).empty()) {
       finish();

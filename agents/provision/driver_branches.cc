@@ -1,16 +1,14 @@
 #include "agents/provision/driver_branches.h"
 
-#include <charconv>
 
 #include "agents/provision/torch_index.h"
+#include "agents/sys/text_fields.h"
 
 namespace gpuctl::provision {
 
 std::optional<int> DriverBranchOf(std::string_view version) {
-  int branch = 0;
-  auto [end, ec] = std::from_chars(version.data(), version.data() + version.size(), branch);
-  if (ec != std::errc() || end == version.data() || branch <= 0) return std::nullopt;
-  if (end != version.data() + version.size() && *end != '.') return std::nullopt;
+  std::optional<int> branch = sys::ToNumber<int>(version.substr(0, version.find('.')));
+  if (!branch || *branch <= 0) return std::nullopt;
   return branch;
 }
 

@@ -4,15 +4,12 @@
 
 #include "agents/provision/cuda_repo_actions.h"
 #include "agents/provision/driver_branches.h"
+#include "agents/sys/text_fields.h"
 
 namespace gpuctl::provision {
 namespace {
 
-std::string Join(const std::vector<std::string>& items, std::string_view sep) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : std::string(sep)) + item;
-  return out;
-}
+using sys::Join;
 
 StepAction WriteFileAction(std::string_view path, std::string content) {
   StepAction write;

@@ -13,7 +13,7 @@
 #include "agents/provision/steps.h"
 #include "agents/sys/directory_listing.h"
 #include "agents/sys/files.h"
-#include "agents/sys/host_fs.h"
+#include "agents/sys/text_fields.h"
 
 namespace gpuctl::provision {
 namespace {
@@ -85,17 +85,21 @@ class DriverStep final : public Step {
     return Status::Ok();
   }
 
-  // The target's own files (a container's through its root filesystem).
-  sys::HostFs TargetFs() const { return sys::HostFs(context_.target.HostPath("/")); }
-
+  // The target's apt sources. A container's root user controls its files:
+  // read as regular files only (no FIFO, no final link), resolved inside
+  // its root, and bounded.
   void ReadContrib() {
     if (context_.facts.os_id != "debian") return;
-    sys::HostFs fs = TargetFs();
+    constexpr size_t kMaxSourcesBytes = 1 << 20;
     std::vector<AptSourceFile> files;
-    if (auto text = fs.ReadFile("etc/apt/sources.list"); text.ok()) files.push_back({"sources.list", *text});
-    for (const std::string& name : sys::ListDirectoryNames(fs.Path("etc/apt/sources.list.d"))) {
-      if (auto text = fs.ReadFile("etc/apt/sources.list.d/" + name); text.ok()) files.push_back({name, *text});
-    }
+    auto add = [&](const std::string& path, std::string name) {
+      if (auto text = sys::ReadRegularFile(context_.target.HostPath(path), kMaxSourcesBytes); text.ok()) {
+        files.push_back({std::move(name), *text});
+      }
+    };
+    add("/etc/apt/sources.list", "sources.list");
+    const std::string dir = "/etc/apt/sources.list.d";
+    for (const std::string& name : sys::ListDirectoryNames(context_.target.HostPath(dir))) add(dir + "/" + name, name);
     ContribStatus contrib = DebianContribStatus(files);
     state_.contrib_enabled = contrib.enabled;
     state_.contrib_list = contrib.contrib_list;
@@ -111,13 +115,9 @@ class DriverStep final : public Step {
     auto apps = context_.target.RunCheck({"nvidia-smi", "--query-compute-apps=pid,process_name", "--format=csv,noheader"},
                                          context_.config.check_timeout);
     if (!apps.ok() || apps->exit_code != 0) return;
-    for (std::string_view rest = apps->stdout_text; !rest.empty();) {
-      size_t end = rest.find('\n');
-      std::string line(rest.substr(0, end));
-      rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
-      if (line.find_first_not_of(" \r") != std::string::npos && line.find("No running") == std::string::npos) {
-        state_.cuda_processes.push_back(line);
-      }
+    for (std::string_view line : sys::Lines(apps->stdout_text)) {
+      line = sys::Trim(line);
+      if (!line.empty() && line.find("No running") == std::string_view::npos) state_.cuda_processes.emplace_back(line);
     }
   }
 

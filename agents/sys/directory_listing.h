@@ -9,6 +9,7 @@ namespace gpuctl::sys {
 
 // The entry names in `path` (not "." or ".."), sorted; empty when the
 // directory is missing or unreadable: callers probe, they do not require.
+// Beneath a container's root (confined_root.h) the path is resolved inside it.
 std::vector<std::string> ListDirectoryNames(const std::string& path);
 
 }  // namespace gpuctl::sys

@@ -11,8 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "agents/sys/confined_root.h"
 #include "agents/sys/unique_fd.h"
@@ -164,11 +162,23 @@ Status WriteFileAtomic(const std::string& path, std::string_view content, unsign
 }
 
 Result<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return ErrnoError("cannot read " + path, errno ? errno : ENOENT);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  // Through OpenPath, as the header promises: beneath a container's root a
+  // planted link resolves inside it. O_NONBLOCK: a FIFO put there reads as
+  // empty instead of blocking the agent.
+  Result<UniqueFd> fd = OpenPath(path, O_RDONLY | O_NONBLOCK);
+  if (!fd.ok()) return ErrnoError("cannot read " + path, errno ? errno : ENOENT);
+  std::string text;
+  char buf[8192];
+  while (true) {
+    ssize_t n = ::read(fd->get(), buf, sizeof buf);
+    if (n == 0 || (n < 0 && errno == EAGAIN)) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError("cannot read " + path, errno);
+    }
+    text.append(buf, static_cast<size_t>(n));
+  }
+  return text;
 }
 
 Status RemoveFile(const std::string& path) {

@@ -1,10 +1,11 @@
 // The few text primitives every parser of kernel and tool output needs:
-// trim, split into lines and whitespace-separated words, and whole-string
+// trim, split into lines and whitespace-separated words, join, and whole-string
 // numbers that refuse "12x" instead of reading 12.
 #pragma once
 
 #include <charconv>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -42,6 +43,16 @@ inline std::vector<std::string_view> Words(std::string_view line) {
     line.remove_prefix(end);
   }
   return words;
+}
+
+// The items with `separator` between them: Join({"a", "b"}, ", ") is "a, b".
+inline std::string Join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (const std::string& item : items) {
+    if (!out.empty()) out += separator;
+    out += item;
+  }
+  return out;
 }
 
 // The whole of `s` as a number, or nullopt ("12x", "", "-1" for unsigned).

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agents/sys/files.h"
+#include "agents/sys/text_fields.h"
 #include "agents/train/job_supervisor.h"
 #include "agents/train/oom_remediation.h"
 
@@ -37,12 +38,6 @@ nlohmann::json GpusJson(const std::vector<LogEvent>& ooms) {
     gpus.push_back(std::move(g));
   }
   return gpus;
-}
-
-std::string JoinChanges(const std::vector<std::string>& changes) {
-  std::string out;
-  for (const std::string& c : changes) out += (out.empty() ? "" : ", ") + c;
-  return out;
 }
 
 }  // namespace
@@ -111,9 +106,9 @@ void JobSupervisor::Remediate(Entry& entry) {
   JobSpec next = ApplyOomDecision(r.spec, decision);
   fields["next_attempt"] = next.attempt;
   spdlog::info("job '{}' (run {}): CUDA OOM, relaunching as attempt {}: {} ({})", r.spec.name, r.run_id,
-               next.attempt, JoinChanges(decision.changes), decision.reason);
+               next.attempt, sys::Join(decision.changes, ", "), decision.reason);
   PublishEvent("oom_remediation", r,
-               "attempt " + std::to_string(next.attempt) + ": " + JoinChanges(decision.changes) + " (" +
+               "attempt " + std::to_string(next.attempt) + ": " + sys::Join(decision.changes, ", ") + " (" +
                    decision.reason + ")",
                fields);
   const std::string name = r.spec.name;

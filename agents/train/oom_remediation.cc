@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "agents/sys/text_fields.h"
 #include "agents/train/anchors.h"
 
 namespace gpuctl::train {
@@ -10,12 +11,7 @@ namespace {
 constexpr std::string_view kExpandable = "expandable_segments";
 constexpr uint64_t kAnchorsMultiple = 64;
 
-std::string Trim(std::string_view s) {
-  size_t begin = s.find_first_not_of(" \t");
-  if (begin == std::string_view::npos) return {};
-  size_t end = s.find_last_not_of(" \t");
-  return std::string(s.substr(begin, end - begin + 1));
-}
+std::string Trim(std::string_view s) { return std::string(sys::Trim(s)); }
 
 // The top-level "key:value" items of a conf (a bracketed value stays whole).
 std::vector<std::string> ConfItems(const std::string& conf) {

@@ -3,8 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <fstream>
 
+#include "agents/sys/confined_root.h"
 #include "tests/fakes/scoped_env.h"
 #include "tests/unit/provision/standin_fixture.h"
 
@@ -101,6 +104,51 @@ TEST_F(ProvisionContainerTest, StepsRunInsideTheContainerThroughPctExec) {
   EXPECT_TRUE(profile.good());
   std::ifstream host_profile(config.system_root + "/etc/profile.d/gpuctl-cuda.sh");
   EXPECT_FALSE(host_profile.good());
+}
+
+// The container's root user controls its apt sources: links planted there
+// (a file, or the sources.list.d directory) never lead the host agent to a
+// host file; a regular file inside is read.
+TEST_F(ProvisionContainerTest, TheContainersAptSourcesAreReadInsideItsRootOnly) {
+  dir().WriteFile("root/etc/pve/lxc/200.conf",
+                  "lxc.cgroup2.devices.allow: c 195:* rwm\nlxc.cgroup2.devices.allow: c 236:* rwm\n"
+                  "lxc.cgroup2.devices.allow: c 234:* rwm\n"
+                  "lxc.mount.entry: /dev/nvidia0 dev/nvidia0 none bind,optional,create=file\n"
+                  "lxc.mount.entry: /dev/nvidiactl dev/nvidiactl none bind,optional,create=file\n"
+                  "lxc.mount.entry: /dev/nvidia-uvm dev/nvidia-uvm none bind,optional,create=file\n"
+                  "lxc.mount.entry: /dev/nvidia-uvm-tools dev/nvidia-uvm-tools none bind,optional,create=file\n"
+                  "lxc.mount.entry: /dev/nvidia-caps dev/nvidia-caps none bind,optional,create=dir\n");
+  sys::AddConfinedRoot(config.lxc_rootfs_template);
+  Installed("cuda-keyring", "1.1-1");
+  dir().WriteFile("host-secret.list", "deb http://host-only.invalid/debian bookworm main\n");
+  dir().WriteFile("host-dir/x.list", "deb http://host-dir.invalid/debian bookworm main\n");
+  dir().MakeDir("lxc/200/rootfs/etc/apt");
+  ASSERT_EQ(::symlink((dir().path() + "/host-secret.list").c_str(),
+                      (dir().path() + "/lxc/200/rootfs/etc/apt/sources.list").c_str()), 0);
+  ASSERT_EQ(::symlink((dir().path() + "/host-dir").c_str(),
+                      (dir().path() + "/lxc/200/rootfs/etc/apt/sources.list.d").c_str()), 0);
+  ProvisionOptions options;
+  options.container = "200";
+  options.steps = {"driver"};
+  options.dry_run = true;
+  facts.kernel_module_version = "590.44.01";
+  auto planned = [&] {
+    auto result = Provision(options);
+    EXPECT_TRUE(result.ok());
+    std::string commands;
+    for (const StepReport& r : reports) {
+      for (const auto& c : r.commands) {
+        for (const auto& a : c.argv) commands += a + " ";
+      }
+    }
+    return commands;
+  };
+  EXPECT_THAT(planned(), ::testing::Not(HasSubstr("gpuctl-contrib.list"))) << "a host file was read as the container's";
+
+  // A regular file inside: its entries get contrib.
+  ASSERT_EQ(::unlink((dir().path() + "/lxc/200/rootfs/etc/apt/sources.list").c_str()), 0);
+  dir().WriteFile("lxc/200/rootfs/etc/apt/sources.list", "deb http://inside.invalid/debian bookworm main\n");
+  EXPECT_THAT(planned(), HasSubstr("gpuctl-contrib.list"));
 }
 
 }  // namespace
