@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "client/commands/build_command.h"
 #include "client/commands/command_context.h"
 #include "client/commands/completion_command.h"
 #include "client/commands/events_command.h"
@@ -99,6 +100,7 @@ int RunCli(const std::vector<std::string>& args, Console& console, const std::st
   AddProbeCommand(app, context);
   AddNodeCommand(app, context);
   AddProvisionCommand(app, context);
+  AddBuildCommand(app, context);
   AddNodeBootstrapCommand(*app.get_subcommand("node"), context);
   AddCompletionCommand(app, context);
 

@@ -64,6 +64,23 @@ std::optional<std::vector<std::string>> ArgsAfterSeparator(const std::vector<std
   return std::vector<std::string>(separator + 1, args.end());
 }
 
+// The command must come after "--" so that its own flags (--max-anchors,
+// --lr) are never read as ours. CLI11 collects positionals from before "--"
+// too; the raw arguments tell them apart.
+Status CheckCommandAfterSeparator(const std::vector<std::string>& args, const std::vector<std::string>& command) {
+  if (command.empty()) return Status::Ok();
+  std::optional<std::vector<std::string>> after = ArgsAfterSeparator(args);
+  if (after && *after == command) return Status::Ok();
+  // The positionals in front of the "--" (all of them when there is none).
+  size_t after_size = after ? after->size() : 0;
+  size_t stray = command.size() > after_size ? command.size() - after_size : 0;
+  std::string unexpected;
+  for (size_t i = 0; i < stray; ++i) unexpected += (i ? " " : "") + command[i];
+  return InvalidArgument("unexpected '" + unexpected +
+                         "' before '--': the command to run goes after '--', e.g. "
+                         "gpuctl train start --name NAME -- python3 train.py --lr 3e-4");
+}
+
 Result<v1::StartJobRequest> BuildStartJobRequest(const TrainStartFlags& flags, const std::string& client_cwd) {
   if (Status s = ValidateJobName(flags.name); !s.ok()) return s;
   if (!flags.script.empty() && !flags.command.empty()) {

@@ -52,6 +52,11 @@ Result<uint64_t> ParseAnchors(std::string_view text);
 // "KEY=VALUE" split at the first '='; the value may be empty or hold '='.
 Result<std::pair<std::string, std::string>> ParseEnvAssignment(std::string_view text);
 
+// The command must come after "--" so that its own flags (--max-anchors,
+// --lr) are never read as ours: kInvalidArgument naming what stood before it.
+// `args`: the raw arguments; `command`: what CLI11 collected as the command.
+Status CheckCommandAfterSeparator(const std::vector<std::string>& args, const std::vector<std::string>& command);
+
 // The arguments after the first "--" in `args`, or nullopt when there is none.
 std::optional<std::vector<std::string>> ArgsAfterSeparator(const std::vector<std::string>& args);
 

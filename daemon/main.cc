@@ -31,6 +31,7 @@
 #include "agents/train/job_supervisor.h"
 #include "daemon/config/flags.h"
 #include "daemon/server/agent_server.h"
+#include "daemon/server/build_setup.h"
 #include "daemon/server/guard_setup.h"
 #include "daemon/service/agent_service.h"
 #include "daemon/service/probe_convert.h"
@@ -165,6 +166,39 @@ int main(int argc, char** argv) {
   });
   agent_service.AttachProvisioner(provisioner);
 
+  // Builds: prepared from the host's facts at each start, then governed
+  // live in their cgroups (no cgroups: they run, ungoverned).
+  std::unique_ptr<build::BuildWatch> build_watch;
+  if (job_options.cgroups) {
+    build::BuildWatchHooks hooks{
+        .builds = [&jobs] { return daemon::GovernableBuilds(jobs); },
+        .fail =
+            [&jobs, cgroups](const build::BuildJob& build, const std::string& why) {
+              jobs.MarkFailed(build.run_id, why);
+              if (Status s = cgroups->KillAll(build.cgroup); !s.ok()) spdlog::warn("build '{}': {}", build.name, s.message());
+            },
+        .publish =
+            [&event_log](const build::BuildJob& build, const std::string& kind, const std::string& message,
+                         nlohmann::json fields) {
+              fields["run_id"] = build.run_id;
+              event_log.Publish({.kind = kind, .job = build.name, .message = message, .fields = std::move(fields)});
+            },
+    };
+    build::BuildWatchOptions watch_options;
+    watch_options.history_path = config.state_dir + "/build-peaks.json";
+    build_watch = std::make_unique<build::BuildWatch>(watch_options, std::move(hooks), *cgroups, *processes, host_fs,
+                                                      clock);
+    build_watch->Start();
+  }
+  agent_service.AttachBuilds({
+      .prepare = [&host_fs, &guard_plan, &sampler](train::JobSpec& spec) {
+        return daemon::PrepareBuildSpec(spec, daemon::ReadBuildHostFacts(host_fs, guard_plan, sampler));
+      },
+      .status = [&build_watch](const std::string& run_id) {
+        return build_watch ? build_watch->Stats(run_id) : std::nullopt;
+      },
+  });
+
   Result<std::unique_ptr<daemon::AgentServer>> server =
       daemon::AgentServer::Start(config, {&agent_service});
   if (!server.ok()) {
@@ -221,6 +255,7 @@ int main(int argc, char** argv) {
   // deadline well inside the 2 s promise.
   sys::NotifyStopping();
   if (memory_guard) memory_guard->Stop();
+  if (build_watch) build_watch->Stop();  // resumes what it paused
   watchdog_feeder.reset();
   health_hub.Stop();
   event_log.EndSubscriptions();

@@ -1,26 +1,12 @@
 #include "agents/provision/build_governor.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "agents/sys/text_fields.h"
 #include "common/units.h"
 
 namespace gpuctl::provision {
 namespace {
-
-bool IsDigit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
-bool IsLower(char c) { return std::islower(static_cast<unsigned char>(c)) != 0; }
-
-// Digits, then an optional single lower-case suffix ("a" arch-specific, "f"
-// family), as nvcc's sm_90a / sm_100f spell them.
-bool SplitArch(std::string_view arch, std::string_view& digits, std::string_view& suffix) {
-  size_t n = 0;
-  while (n < arch.size() && IsDigit(arch[n])) ++n;
-  digits = arch.substr(0, n);
-  suffix = arch.substr(n);
-  return digits.size() >= 2 && suffix.size() <= 1 && (suffix.empty() || IsLower(suffix[0]));
-}
 
 using sys::Join;
 
@@ -33,33 +19,6 @@ std::vector<std::string> Distinct(const std::vector<std::string>& items) {
 }
 
 }  // namespace
-
-Result<std::string> ArchFromComputeCapability(std::string_view capability) {
-  size_t dot = capability.find('.');
-  std::string_view major = capability.substr(0, dot);
-  std::string_view rest = dot == std::string_view::npos ? std::string_view() : capability.substr(dot + 1);
-  std::string_view minor_digits, suffix;
-  bool minor_ok = rest.size() >= 1 && IsDigit(rest[0]);
-  if (minor_ok) {
-    minor_digits = rest.substr(0, 1);
-    suffix = rest.substr(1);
-  }
-  bool major_ok = !major.empty() && std::all_of(major.begin(), major.end(), IsDigit);
-  if (!major_ok || !minor_ok || suffix.size() > 1 || (!suffix.empty() && !IsLower(suffix[0]))) {
-    return InvalidArgument("'" + std::string(capability) + "' is not a compute capability (MAJOR.MINOR, e.g. 9.0)");
-  }
-  return std::string(major) + std::string(minor_digits) + std::string(suffix);
-}
-
-Result<std::string> TorchArchFromArch(std::string_view arch) {
-  std::string_view digits, suffix;
-  if (!SplitArch(arch, digits, suffix)) {
-    return InvalidArgument("'" + std::string(arch) +
-                           "' is not a CUDA arch (digits like 90 or 100, optional suffix a/f)");
-  }
-  return std::string(digits.substr(0, digits.size() - 1)) + "." + std::string(digits.substr(digits.size() - 1)) +
-         std::string(suffix);
-}
 
 uint64_t PredictedJobBytes(uint64_t peak_one_arch_bytes, uint32_t nvcc_threads, uint32_t archs) {
   return peak_one_arch_bytes * std::min(nvcc_threads, archs);

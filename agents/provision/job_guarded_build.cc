@@ -29,7 +29,13 @@ Result<sys::CommandOutput> JobGuardedBuildRunner::Run(const GuardedBuild& build)
   spec.command = build.argv;
   spec.env = build.env;
   spec.container = build.container;
-  if (build.mem_limit_bytes > 0) spec.mem_limit_bytes = build.mem_limit_bytes;
+  // A build job: the agent's live governor keeps its compiles inside the
+  // limit (agents/build/build_watch.h).
+  spec.kind = std::string(train::kJobKindBuild);
+  if (build.mem_limit_bytes > 0) {
+    spec.mem_limit_bytes = build.mem_limit_bytes;
+    spec.build.mem_budget_bytes = build.mem_limit_bytes;
+  }
   auto started = jobs_.StartJob(spec);
   if (!started.ok()) return started.status().Wrap("starting the build as job '" + build.name + "'");
 
@@ -43,7 +49,9 @@ Result<sys::CommandOutput> JobGuardedBuildRunner::Run(const GuardedBuild& build)
       output.exit_code = job->exit_code.value_or(-1);
       output.term_signal = job->term_signal.value_or(0);
       output.stdout_text = LogTail(jobs_, build.name);
-      if (job->state != train::JobState::kSucceeded && job->state != train::JobState::kFailed) {
+      if (job->state == train::JobState::kFailed && !job->state_reason.empty()) {
+        output.stderr_text = "build job '" + build.name + "' failed: " + job->state_reason;
+      } else if (job->state != train::JobState::kSucceeded && job->state != train::JobState::kFailed) {
         output.stderr_text = "build job '" + build.name + "' ended " + train::JobStateName(job->state) +
                              (job->state_reason.empty() ? "" : ": " + job->state_reason);
         if (output.exit_code == 0) output.exit_code = -1;

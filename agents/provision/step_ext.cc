@@ -4,6 +4,7 @@
 // memory guard kills.
 #include <set>
 
+#include "agents/build/build_spec.h"
 #include "agents/provision/build_governor.h"
 #include "agents/provision/cuda_toolkit.h"
 #include "agents/provision/steps.h"
@@ -86,12 +87,19 @@ class ExtStep final : public Step {
       return Refusal("not even one compile job of " + context_.options.ext + " fits in memory: " + budget->explanation +
                      ". Free memory (stop jobs) or add swap, then rerun");
     }
-    plan.notes.push_back(budget->explanation);
+    // The live governor (a build job) keeps the compiles inside the budget,
+    // so MAX_JOBS is set for the CPUs, not for the static model's peak.
+    auto live = build::PrepareBuild(budget->budget_bytes, 0, {},
+                                    {.cpus = context_.facts.cpus,
+                                     .gpu_capabilities = context_.facts.compute_capabilities});
+    if (!live.ok()) return live.status();
+    plan.notes.push_back("governed live: " + live->summary + " (a static plan would allow " + budget->explanation + ")");
 
     StepAction build;
     build.argv = {"uv", "pip", "install", "--python", VenvPython(context_.options), "--no-build-isolation",
                   context_.options.ext};
     build.env = budget->env;
+    for (const char* key : {"MAX_JOBS", "CMAKE_BUILD_PARALLEL_LEVEL", "NVCC_THREADS"}) build.env[key] = live->env[key];
     build.env["CUDA_HOME"] = CudaHome(**toolkit);
     build.guarded = true;
     build.mem_limit_bytes = budget->budget_bytes;

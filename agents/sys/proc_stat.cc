@@ -1,5 +1,7 @@
 #include "agents/sys/proc_stat.h"
 
+#include <unistd.h>
+
 #include <charconv>
 #include <vector>
 
@@ -72,4 +74,11 @@ Result<ProcStat> ParseProcStat(std::string_view text) {
   return stat;
 }
 
+}  // namespace gpuctl::sys
+
+namespace gpuctl::sys {
+uint64_t PageBytes() {
+  long bytes = sysconf(_SC_PAGESIZE);
+  return bytes > 0 ? static_cast<uint64_t>(bytes) : 4096;
+}
 }  // namespace gpuctl::sys

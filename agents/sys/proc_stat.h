@@ -36,3 +36,8 @@ struct ProcStat {
 Result<ProcStat> ParseProcStat(std::string_view text);
 
 }  // namespace gpuctl::sys
+
+namespace gpuctl::sys {
+// The kernel's page size: the unit of ProcStat::rss_pages.
+uint64_t PageBytes();
+}  // namespace gpuctl::sys

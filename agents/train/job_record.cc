@@ -81,6 +81,11 @@ json ToJson(const JobSpec& s) {
   j["num_gpus"] = s.num_gpus;
   PutOptional(j, "gpu_mem_bytes", s.gpu_mem_bytes);
   j["priority"] = s.priority;
+  j["kind"] = s.kind;
+  if (s.kind == kJobKindBuild) {
+    j["build"] = {{"cpus", s.build.cpus}, {"archs", s.build.archs}};
+    PutOptional(j["build"], "mem_budget_bytes", s.build.mem_budget_bytes);
+  }
   return j;
 }
 
@@ -111,6 +116,13 @@ JobSpec SpecFromJson(const json& j) {
   s.num_gpus = JsonIntegerOr(j, "num_gpus", uint32_t{0});
   GetOptional(j, "gpu_mem_bytes", s.gpu_mem_bytes);
   s.priority = JsonIntegerOr(j, "priority", int32_t{0});
+  s.kind = j.value("kind", std::string(kJobKindTrain));
+  if (j.contains("build") && j["build"].is_object()) {
+    const json& build = j["build"];
+    s.build.cpus = JsonIntegerOr(build, "cpus", uint32_t{0});
+    s.build.archs = build.value("archs", std::vector<std::string>{});
+    GetOptional(build, "mem_budget_bytes", s.build.mem_budget_bytes);
+  }
   return s;
 }
 

@@ -31,8 +31,24 @@ struct OomPolicy {
   bool operator==(const OomPolicy&) const = default;
 };
 
+// What `gpuctl build` asks of a build job; the agent turns it into the
+// build's environment and memory limit (agents/build/build_spec.h).
+struct BuildOptions {
+  std::optional<uint64_t> mem_budget_bytes;  // unset: memory available less the guard's reserve
+  uint32_t cpus = 0;                         // 0: the CPUs the agent may use
+  std::vector<std::string> archs;            // compute capabilities; none: the GPUs present
+  bool operator==(const BuildOptions&) const = default;
+};
+
+inline constexpr std::string_view kJobKindTrain = "train";
+inline constexpr std::string_view kJobKindBuild = "build";
+
 struct JobSpec {
   std::string name;
+  // "train" or "build": a build's compile trees are governed live to stay
+  // within its memory budget (its cgroup limit).
+  std::string kind = std::string(kJobKindTrain);
+  BuildOptions build;
   std::vector<std::string> command;  // argv; with a script: {script, args...}
   std::string script;                // set when started with --script
   std::optional<uint64_t> anchors;

@@ -302,13 +302,21 @@ void JobSupervisor::MarkKilledByGuard(const std::string& run_id, const std::stri
   guard_kills_[run_id] = reason;
 }
 
+void JobSupervisor::MarkFailed(const std::string& run_id, const std::string& reason) {
+  std::lock_guard lock(guard_mutex_);
+  failures_[run_id] = reason;
+}
+
 void JobSupervisor::UpdateGuarded() {
   std::vector<GuardedJob> running;
   for (auto& [name, entry] : entries_) {
     const JobRecord& r = entry->record;
     // A container job's memory is its command's, inside: guard that group.
     int64_t group = r.inner_pgid > 0 ? r.inner_pgid : r.pgid;
-    if (IsActive(r.state)) running.push_back({name, r.run_id, r.cgroup, group});
+    if (IsActive(r.state)) {
+      running.push_back({name, r.run_id, r.cgroup, group, r.spec.kind, r.spec.mem_limit_bytes,
+                         r.spec.cwd.empty() ? options_.default_cwd : r.spec.cwd});
+    }
   }
   std::lock_guard lock(guard_mutex_);
   guarded_ = std::move(running);

@@ -80,6 +80,11 @@ struct GuardedJob {
   std::string run_id;
   std::string cgroup;  // empty: none
   int64_t pgid = 0;
+  // For the build governor (agents/build): the job's kind, its memory limit
+  // (a build's budget) and where it runs.
+  std::string kind;
+  std::optional<uint64_t> mem_limit_bytes;
+  std::string cwd;
 };
 
 // Where to read a job's log, and whether more can come.
@@ -125,6 +130,10 @@ class JobSupervisor {
   // end is seen, its state becomes killed_by_guard with this reason. A later
   // run of the same name is not touched.
   void MarkKilledByGuard(const std::string& run_id, const std::string& reason);
+  // Called by the build governor just before it kills run `run_id`, which
+  // cannot fit its budget: when that run's end is seen, it is failed with
+  // this reason.
+  void MarkFailed(const std::string& run_id, const std::string& reason);
 
  private:
   struct Entry {
@@ -233,6 +242,7 @@ class JobSupervisor {
   std::mutex guard_mutex_;
   std::vector<GuardedJob> guarded_;
   std::map<std::string, std::string> guard_kills_;  // run id -> reason
+  std::map<std::string, std::string> failures_;     // run id -> reason
 };
 
 }  // namespace gpuctl::train

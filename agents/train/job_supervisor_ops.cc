@@ -126,6 +126,9 @@ void JobSupervisor::SignalJob(const JobRecord& r, int sig) {
       for (int64_t pid : *procs) (void)processes_.Signal(pid, sig);
     }
   }
+  // A stopped process (a build's compile the governor paused) takes no
+  // SIGTERM until it runs again.
+  if (sig == SIGTERM) SignalJob(r, SIGCONT);
 }
 
 bool JobSupervisor::AdoptLaunched(Entry& entry) {
@@ -161,14 +164,20 @@ bool JobSupervisor::SettleIfEnded(Entry& entry) {
     if (r.state == JobState::kStarting && r.pid > 0) r.state = JobState::kRunning;
     return false;
   }
-  std::optional<std::string> guard_reason;
+  std::optional<std::string> guard_reason, failure;
   {
     std::lock_guard lock(guard_mutex_);
     auto kill = guard_kills_.find(r.run_id);
     if (kill != guard_kills_.end()) guard_reason = kill->second;
+    auto failed = failures_.find(r.run_id);
+    if (failed != failures_.end()) failure = failed->second;
   }
   ExitStatusReading exit = ReadExitStatus(r.exit_path);
   JobEnd end = DecideJobEnd(exit, r.stop_requested, guard_reason);
+  if (failure && !r.stop_requested && !guard_reason) {
+    end.state = JobState::kFailed;
+    end.reason = *failure;
+  }
   if (r.state == JobState::kStarting && r.started_unix_ms == 0 && exit.kind == ExitStatusReading::Kind::kMissing) {
     end.state = JobState::kFailed;
     end.reason = "never launched: the agent stopped while starting it";
@@ -184,6 +193,7 @@ bool JobSupervisor::SettleIfEnded(Entry& entry) {
   {
     std::lock_guard lock(guard_mutex_);
     guard_kills_.erase(r.run_id);
+    failures_.erase(r.run_id);
   }
   UpdateGuarded();
   nlohmann::json fields = {{"state", JobStateName(r.state)}};

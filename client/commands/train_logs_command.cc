@@ -41,21 +41,29 @@ void RunLogs(CommandContext& ctx, const LogsFlags& flags, bool from_offset_given
   if (!tail.ok()) return ctx.Fail(tail.status());
   auto agent = ctx.ConnectAgent();
   if (!agent.ok()) return ctx.Fail(agent.status());
-  AgentClient& client = **agent;
+  v1::StreamLogsRequest request;
+  request.set_name(flags.name);
+  request.set_from_offset(*from_offset);
+  request.set_tail_lines(static_cast<uint32_t>(*tail));
+  request.set_follow(flags.follow);
+  Status s = WriteJobLog(ctx, **agent, request);
+  if (!s.ok()) ctx.Fail(s);
+}
 
+}  // namespace
+
+Status WriteJobLog(CommandContext& ctx, AgentClient& client, const v1::StreamLogsRequest& request) {
   LogStreamOptions options;
-  options.request.set_name(flags.name);
-  options.request.set_from_offset(*from_offset);
-  options.request.set_tail_lines(static_cast<uint32_t>(*tail));
-  options.request.set_follow(flags.follow);
-  options.reconnect = flags.follow;
+  options.request = request;
+  options.reconnect = request.follow();
   options.agent_address = client.address();
+  const std::string name = request.name();
 
   LogStreamSeams seams;
-  seams.stream = [&client](const v1::StreamLogsRequest& request, const LogStreamSeams::ChunkSink& sink) {
-    return client.StreamLogs(request, sink);
+  seams.stream = [&client](const v1::StreamLogsRequest& resumed, const LogStreamSeams::ChunkSink& sink) {
+    return client.StreamLogs(resumed, sink);
   };
-  seams.probe = [&client, &flags] { return client.GetJob(flags.name).status(); };
+  seams.probe = [&client, &name] { return client.GetJob(name).status(); };
   seams.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
   seams.now = [] { return std::chrono::steady_clock::now(); };
 
@@ -67,11 +75,8 @@ void RunLogs(CommandContext& ctx, const LogsFlags& flags, bool from_offset_given
     return static_cast<bool>(out);  // stop when stdout is gone (| head)
   };
   auto note = [&ctx](const std::string& line) { ctx.console.err << line << "\n" << std::flush; };
-  Status s = StreamLogResuming(options, seams, write, note);
-  if (!s.ok()) ctx.Fail(s);
+  return StreamLogResuming(options, seams, write, note);
 }
-
-}  // namespace
 
 void AddTrainLogsCommand(CLI::App& train, CommandContext& context) {
   auto flags = std::make_shared<LogsFlags>();

@@ -12,23 +12,6 @@
 namespace gpuctl::client {
 namespace {
 
-// The command must come after "--" so that its own flags (--max-anchors,
-// --lr) are never read as ours. CLI11 collects positionals from before "--"
-// too; the raw arguments tell them apart.
-Status CheckCommandAfterSeparator(const std::vector<std::string>& args, const std::vector<std::string>& command) {
-  if (command.empty()) return Status::Ok();
-  std::optional<std::vector<std::string>> after = ArgsAfterSeparator(args);
-  if (after && *after == command) return Status::Ok();
-  // The positionals in front of the "--" (all of them when there is none).
-  size_t after_size = after ? after->size() : 0;
-  size_t stray = command.size() > after_size ? command.size() - after_size : 0;
-  std::string unexpected;
-  for (size_t i = 0; i < stray; ++i) unexpected += (i ? " " : "") + command[i];
-  return InvalidArgument("unexpected '" + unexpected +
-                         "' before '--': the command to run goes after '--', e.g. "
-                         "gpuctl train start --name NAME -- python3 train.py --lr 3e-4");
-}
-
 void RunStart(CommandContext& ctx, const TrainStartFlags& flags) {
   if (Status s = CheckCommandAfterSeparator(ctx.args, flags.command); !s.ok()) return ctx.Fail(s);
   // This directory is the job's only when the job runs on this host: a

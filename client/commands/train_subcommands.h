@@ -7,11 +7,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/status.h"
 #include "gpuctl/v1/jobs.pb.h"
 
 namespace gpuctl::client {
 
 struct CommandContext;
+class AgentClient;
 
 void AddTrainStartCommand(CLI::App& train, CommandContext& context);
 // status [NAME] and list.
@@ -19,6 +21,10 @@ void AddTrainStatusCommands(CLI::App& train, CommandContext& context);
 void AddTrainStopCommand(CLI::App& train, CommandContext& context);
 void AddTrainLogsCommand(CLI::App& train, CommandContext& context);
 void AddTrainRemoveCommand(CLI::App& train, CommandContext& context);
+
+// Writes a job's log to stdout byte for byte; with request.follow, until
+// the job has ended, resuming across dropped streams.
+Status WriteJobLog(CommandContext& context, AgentClient& client, const v1::StreamLogsRequest& request);
 
 // The wall clock, read here once per output so runtimes of running jobs agree.
 int64_t NowUnixMs();

@@ -4,6 +4,10 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <functional>
+#include <optional>
+
+#include "agents/build/build_watch.h"
 #include "agents/events/event_log.h"
 #include "agents/health/health_sampler.h"
 #include "agents/provision/provisioner.h"
@@ -55,6 +59,16 @@ class AgentService final : public v1::Agent::CallbackService {
                                                           const v1::ProvisionRequest* request) override;
   void AttachProvisioner(provision::Provisioner& provisioner) { provisioner_ = &provisioner; }
 
+  // Builds (`gpuctl build`, spec kind "build"): `prepare` sets a build
+  // spec's budget and environment before it starts (its errors refuse the
+  // start); `status` gives the live governor's figures for a run. Unset:
+  // builds are refused.
+  struct BuildHooks {
+    std::function<Status(train::JobSpec&)> prepare;
+    std::function<std::optional<build::BuildStats>(const std::string& run_id)> status;
+  };
+  void AttachBuilds(BuildHooks hooks) { builds_ = std::move(hooks); }
+
   // Host probe (probe_handlers.cc).
   grpc::ServerUnaryReactor* Probe(grpc::CallbackServerContext* context, const v1::ProbeRequest* request,
                                   v1::HostProbe* response) override;
@@ -68,6 +82,9 @@ class AgentService final : public v1::Agent::CallbackService {
   events::EventLog& events_;
   const provision::HostProber& prober_;
   provision::Provisioner* provisioner_ = nullptr;
+  BuildHooks builds_;
+  void FinishJob(grpc::ServerUnaryReactor* reactor, const Result<train::JobRecord>& job, v1::Job* response) const;
+  void FillJob(const train::JobRecord& job, v1::Job& out) const;
   // Log streams: one watcher thread for all followers, and their cap.
   sys::FileWatchHub log_watch_;
   LogStreamSlots log_slots_;

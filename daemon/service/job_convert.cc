@@ -47,6 +47,13 @@ void ToProto(const train::JobSpec& in, v1::JobSpec& out) {
   out.set_num_gpus(in.num_gpus);
   if (in.gpu_mem_bytes) out.set_gpu_mem_bytes(*in.gpu_mem_bytes);
   out.set_priority(in.priority);
+  out.set_kind(in.kind);
+  if (in.kind == train::kJobKindBuild) {
+    v1::BuildOptions& build = *out.mutable_build();
+    if (in.build.mem_budget_bytes) build.set_mem_budget_bytes(*in.build.mem_budget_bytes);
+    build.set_cpus(in.build.cpus);
+    for (const std::string& arch : in.build.archs) build.add_archs(arch);
+  }
 }
 
 void ToProto(const train::Throughput& in, v1::Throughput& out) {
@@ -112,6 +119,14 @@ Result<train::JobSpec> FromProto(const v1::JobSpec& in) {
   out.num_gpus = in.num_gpus();
   if (in.has_gpu_mem_bytes()) out.gpu_mem_bytes = in.gpu_mem_bytes();
   out.priority = in.priority();
+  if (in.kind() == train::kJobKindBuild) {
+    out.kind = std::string(train::kJobKindBuild);
+    if (in.build().has_mem_budget_bytes()) out.build.mem_budget_bytes = in.build().mem_budget_bytes();
+    out.build.cpus = in.build().cpus();
+    out.build.archs.assign(in.build().archs().begin(), in.build().archs().end());
+  } else if (!in.kind().empty() && in.kind() != train::kJobKindTrain) {
+    return InvalidArgument("job kind must be train or build, got '" + in.kind() + "'");
+  }
   return out;  // attempt: the agent's to set, 1 for a start
 }
 

@@ -11,15 +11,6 @@ namespace {
 
 constexpr std::chrono::milliseconds kDefaultStopGrace{10'000};
 
-void FinishJob(grpc::ServerUnaryReactor* reactor, const Result<train::JobRecord>& job, v1::Job* response) {
-  if (!job.ok()) {
-    reactor->Finish(ToGrpcStatus(job.status()));
-    return;
-  }
-  ToProto(*job, *response);
-  reactor->Finish(grpc::Status::OK);
-}
-
 // Runs `work` on `pool`, or finishes at once when the pool is full.
 template <typename Work>
 grpc::ServerUnaryReactor* OnPool(grpc::CallbackServerContext* context, WorkQueue& pool, Work work) {
@@ -31,11 +22,46 @@ grpc::ServerUnaryReactor* OnPool(grpc::CallbackServerContext* context, WorkQueue
   return reactor;
 }
 
+void ToProto(const build::BuildStats& in, v1::BuildStatus& out) {
+  out.set_budget_bytes(in.budget_bytes);
+  out.set_headroom_bytes(in.headroom_bytes);
+  out.set_running(in.running);
+  out.set_paused(in.paused);
+  out.set_pauses(in.pauses);
+  out.set_paused_seconds(in.paused_seconds);
+  out.set_compiles_done(in.compiles_done);
+  out.set_in_use_bytes(in.in_use_bytes);
+  out.set_peak_bytes(in.peak_bytes);
+  out.set_oom_kills(in.oom_kills);
+  out.set_failure(in.failure);
+}
+
 }  // namespace
+
+void AgentService::FillJob(const train::JobRecord& job, v1::Job& out) const {
+  ToProto(job, out);
+  if (job.spec.kind != train::kJobKindBuild || !builds_.status) return;
+  if (std::optional<build::BuildStats> stats = builds_.status(job.run_id)) ToProto(*stats, *out.mutable_build());
+}
+
+void AgentService::FinishJob(grpc::ServerUnaryReactor* reactor, const Result<train::JobRecord>& job,
+                             v1::Job* response) const {
+  if (!job.ok()) {
+    reactor->Finish(ToGrpcStatus(job.status()));
+    return;
+  }
+  FillJob(*job, *response);
+  reactor->Finish(grpc::Status::OK);
+}
 
 grpc::ServerUnaryReactor* AgentService::StartJob(grpc::CallbackServerContext* context,
                                                  const v1::StartJobRequest* request, v1::Job* response) {
   Result<train::JobSpec> spec = FromProto(request->spec());
+  if (spec.ok() && spec->kind == train::kJobKindBuild) {
+    Status prepared = builds_.prepare ? builds_.prepare(*spec)
+                                      : FailedPrecondition("this agent does not run builds");
+    if (!prepared.ok()) spec = prepared;
+  }
   if (!spec.ok()) {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
     FinishJob(reactor, Result<train::JobRecord>(spec.status()), response);
@@ -56,7 +82,7 @@ grpc::ServerUnaryReactor* AgentService::GetJob(grpc::CallbackServerContext* cont
 grpc::ServerUnaryReactor* AgentService::ListJobs(grpc::CallbackServerContext* context,
                                                  const v1::ListJobsRequest* /*request*/,
                                                  v1::ListJobsResponse* response) {
-  for (const train::JobRecord& job : jobs_.ListJobs()) ToProto(job, *response->add_jobs());
+  for (const train::JobRecord& job : jobs_.ListJobs()) FillJob(job, *response->add_jobs());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
   return reactor;

@@ -1,0 +1,216 @@
+#include "agents/build/build_governor_policy.h"
+
+#include <algorithm>
+#include <set>
+
+#include "common/units.h"
+
+namespace gpuctl::build {
+namespace {
+
+uint64_t Scale(uint64_t bytes, double factor) { return static_cast<uint64_t>(static_cast<double>(bytes) * factor); }
+uint64_t Less(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+
+// A wave's peak is seen once memory has passed half the prediction and
+// fallen back to half of what it reached.
+constexpr double kWaveStart = 0.5;
+constexpr double kWaveEnd = 0.5;
+// Margins on learned peaks: a peer or an earlier build is a good guess, not
+// a bound.
+constexpr double kPeerMargin = 1.15;
+constexpr double kHistoryMargin = 1.1;
+
+}  // namespace
+
+uint64_t DefaultHeadroom(uint64_t budget_bytes) {
+  return std::clamp<uint64_t>(budget_bytes / 20, uint64_t{1} << 30, uint64_t{8} << 30);
+}
+
+BuildGovernor::BuildGovernor(GovernorConfig config, std::map<std::string, uint64_t> source_peaks)
+    : config_(config), source_peaks_(std::move(source_peaks)) {}
+
+std::string BuildGovernor::PeerKey(const TreeSample& tree) {
+  return tree.program + "/" + std::to_string(tree.archs) + "/" + std::to_string(tree.threads);
+}
+
+std::string HistoryKey(const TreeSample& tree) {
+  if (tree.source.empty()) return std::string();
+  return tree.source + " (" + tree.program + ", " + std::to_string(tree.archs) + " archs, " +
+         std::to_string(tree.threads) + " threads)";
+}
+
+uint64_t BuildGovernor::Model(const TreeSample& tree) const {
+  return config_.nvcc_peak_one_arch_bytes * WavesOf(tree).parallel;
+}
+
+uint64_t BuildGovernor::Predict(const Tracked& tracked) const {
+  const TreeSample& tree = tracked.last;
+  uint64_t predicted = 0;
+  auto history = source_peaks_.find(HistoryKey(tree));
+  auto peers = peers_.find(PeerKey(tree));
+  bool modelled = tree.program == "nvcc" && tree.archs > 0;
+  uint32_t peers_needed = modelled ? 2 : 1;  // the model is a fair start; one peer may be a light file
+  if (history != source_peaks_.end()) {
+    predicted = Scale(history->second, kHistoryMargin);
+  } else if (peers != peers_.end() && peers->second.count >= peers_needed) {
+    predicted = Scale(peers->second.max, kPeerMargin);
+    if (modelled) predicted = std::min(predicted, Model(tree));
+  } else if (modelled) {
+    predicted = Model(tree);
+  } else {
+    predicted = std::max(tracked.peak_rss * 2, config_.unknown_floor_bytes);
+  }
+  return std::max(predicted, tracked.peak_rss);
+}
+
+BuildGovernor::Waves BuildGovernor::WavesOf(const TreeSample& tree) {
+  Waves waves;
+  if (tree.program == "nvcc" && tree.archs > 0) {
+    waves.parallel = std::min(std::max(tree.threads, 1u), tree.archs);
+    waves.archs = tree.archs;
+  }
+  return waves;
+}
+
+uint32_t BuildGovernor::Waves::count() const { return (archs + parallel - 1) / parallel; }
+
+uint32_t BuildGovernor::Waves::lanes(uint32_t wave) const {
+  uint32_t done = wave * parallel;
+  return done >= archs ? 0 : std::min(parallel, archs - done);
+}
+
+uint64_t BuildGovernor::WavePeak(const Tracked& tracked, uint32_t wave) const {
+  Waves waves = WavesOf(tracked.last);
+  return Predict(tracked) / waves.parallel * waves.lanes(wave);
+}
+
+bool BuildGovernor::PastPeaks(const Tracked& tracked) const {
+  return tracked.waves_done >= WavesOf(tracked.last).count() && !tracked.in_wave;
+}
+
+uint64_t BuildGovernor::Reservation(const Tracked& tracked) const {
+  uint64_t rss = tracked.last.rss_bytes;
+  if (tracked.in_wave) return std::max(WavePeak(tracked, tracked.waves_done), rss);
+  if (tracked.waves_done == 0) return std::max(Predict(tracked), rss);
+  // After a wave: its tail (ptxas, the link) stays a while, and the next
+  // wave, if any, comes on top of it.
+  uint64_t tail = std::max(rss + rss / 4, Scale(tracked.tail_max, 1.1));
+  return tail + WavePeak(tracked, tracked.waves_done);
+}
+
+void BuildGovernor::Observe(Tracked& tracked, const TreeSample& sample) {
+  tracked.last = sample;
+  tracked.peak_rss = std::max(tracked.peak_rss, sample.rss_bytes);
+  if (!tracked.in_wave) tracked.tail_max = std::max(tracked.tail_max, sample.rss_bytes);
+  if (!tracked.in_wave) {
+    uint64_t expected = WavePeak(tracked, tracked.waves_done);
+    if (expected > 0 && sample.rss_bytes >= Scale(expected, kWaveStart)) {
+      tracked.in_wave = true;
+      tracked.wave_max = sample.rss_bytes;
+    }
+  } else {
+    tracked.wave_max = std::max(tracked.wave_max, sample.rss_bytes);
+    if (sample.rss_bytes <= Scale(tracked.wave_max, kWaveEnd)) {
+      tracked.in_wave = false;
+      tracked.tail_max = sample.rss_bytes;
+      ++tracked.waves_done;
+    }
+  }
+}
+
+void BuildGovernor::Forget(const std::vector<TreeSample>& trees) {
+  std::set<std::string> present;
+  for (const TreeSample& tree : trees) present.insert(tree.id);
+  for (auto it = trees_.begin(); it != trees_.end();) {
+    if (present.count(it->first) != 0) {
+      ++it;
+      continue;
+    }
+    const Tracked& ended = it->second;
+    PeerPeaks& peers = peers_[PeerKey(ended.last)];
+    peers.max = std::max(peers.max, ended.peak_rss);
+    ++peers.count;
+    std::string key = HistoryKey(ended.last);
+    if (!key.empty()) source_peaks_[key] = ended.peak_rss;
+    finished_.push_back({ended.last.program, key, ended.peak_rss});
+    it = trees_.erase(it);
+  }
+}
+
+GovernorDecision BuildGovernor::Tick(const std::vector<TreeSample>& trees, uint64_t other_bytes) {
+  Forget(trees);
+  std::vector<Tracked*> order;
+  uint64_t held = 0;
+  for (const TreeSample& sample : trees) {
+    auto [it, fresh] = trees_.try_emplace(sample.id);
+    Tracked& tracked = it->second;
+    if (fresh) {
+      tracked.age = next_age_++;
+      tracked.paused = sample.stopped;
+    }
+    Observe(tracked, sample);
+    held += sample.rss_bytes;
+    order.push_back(&tracked);
+  }
+  // Tails first (they finish and give memory back), then the oldest.
+  std::stable_sort(order.begin(), order.end(), [&](const Tracked* a, const Tracked* b) {
+    bool a_tail = !a->paused && PastPeaks(*a), b_tail = !b->paused && PastPeaks(*b);
+    if (a_tail != b_tail) return a_tail;
+    return a->age < b->age;
+  });
+
+  const uint64_t limit = Less(Less(config_.budget_bytes, config_.headroom_bytes), other_bytes);
+  GovernorDecision decision;
+  uint64_t planned = held;
+  const Tracked* first = nullptr;
+  for (Tracked* tracked : order) {
+    uint64_t growth = Less(Reservation(*tracked), tracked->last.rss_bytes);
+    bool admit = first == nullptr || planned + growth <= limit;
+    if (admit) {
+      if (first == nullptr) first = tracked;
+      planned += growth;
+      ++decision.running;
+      if (tracked->paused) decision.resume.push_back(tracked->last.id);
+      tracked->paused = false;
+    } else {
+      ++decision.paused;
+      if (!tracked->paused) {
+        decision.pause.push_back(tracked->last.id);
+        ++pauses_;
+      }
+      tracked->paused = true;
+    }
+  }
+  decision.planned_bytes = planned;
+
+  if (first != nullptr && decision.running == 1) {
+    const TreeSample& lone = first->last;
+    auto history = source_peaks_.find(HistoryKey(lone));
+    bool at_limit = !PastPeaks(*first) && held + other_bytes >= Less(config_.budget_bytes, config_.headroom_bytes / 2);
+    bool never_fits = history != source_peaks_.end() && history->second + other_bytes > config_.budget_bytes;
+    if (at_limit || never_fits) {
+      std::string what = lone.source.empty() ? lone.program : lone.program + " " + lone.source;
+      std::string why = never_fits ? "needed " + FormatBytes(history->second) + " in an earlier build"
+                                   : "has reached " + FormatBytes(lone.rss_bytes);
+      decision.fail = "the compile " + what + " cannot fit: it " + why + ", alone, with " +
+                      std::to_string(decision.paused) + " paused compiles holding " +
+                      FormatBytes(held - lone.rss_bytes) + " and " + FormatBytes(other_bytes) +
+                      " outside compiles; the budget is " + FormatBytes(config_.budget_bytes) +
+                      ". Raise --mem-budget, free memory, or build fewer archs at once";
+    }
+  }
+  return decision;
+}
+
+uint64_t BuildGovernor::PredictedPeak(const std::string& id) const {
+  auto it = trees_.find(id);
+  return it == trees_.end() ? 0 : Predict(it->second);
+}
+
+std::vector<FinishedCompile> BuildGovernor::TakeFinished() {
+  std::vector<FinishedCompile> out;
+  out.swap(finished_);
+  return out;
+}
+
+}  // namespace gpuctl::build

@@ -1,0 +1,146 @@
+// The live build governor's policy: which compile trees of a build may run
+// now so that what they may still reach fits the build's memory budget.
+// Pure and tick-driven (no clock, no /proc): the agent's BuildWatch feeds it
+// what it reads from a build's cgroup, and the trace-replay simulator
+// (tests/support/build_sim.h) feeds it recorded traces; both get the same
+// decisions from this one class.
+//
+// Why live: a compile's memory is a peak then a long low tail (the real
+// traces in ../shared/fixtures/gpu-host/nvcc-memtrace-*.csv peak at 16-38% of
+// the compile and average 0.22-0.36 of the peak). Reserving the peak for the
+// whole compile, as a static MAX_JOBS does, holds back 3-4x what is used.
+//
+// Each tick:
+//  - every tree gets a predicted peak: its source file's peak from an
+//    earlier build, else the peak of finished peers (same program, archs and
+//    threads), else the model (nvcc: kNvccPeakOneArchBytes x min(threads,
+//    archs); anything else: twice what it has shown, at least 1 GiB); never
+//    less than it has already shown;
+//  - nvcc compiles its archs min(threads, archs) at a time, in waves, each
+//    a peak (cicc) then a low tail (ptxas). A wave has passed once memory
+//    rose past half its prediction and fell back to half of what it
+//    reached; after it the tree reserves its tail, max(1.25 x now, 1.1 x the
+//    tail's high), plus the next wave's peak if one is left;
+//  - trees are admitted first-fit, tails first, then oldest first, while
+//    what they hold now plus what the admitted may still grow fits
+//    budget - headroom - memory outside trees. The first is always admitted:
+//    work is never stopped while one tree can run;
+//  - admitted trees that are paused resume, the others pause (SIGSTOP holds
+//    their memory but stops its growth; the youngest, still small, go first).
+// A build fails only when its one running tree cannot fit: memory is at the
+// budget with nothing else left to pause, or an earlier build of the same
+// file peaked above the budget.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agents/build/cuda_arch.h"
+
+namespace gpuctl::build {
+
+struct TreeSample {
+  std::string id;          // stable for the tree's life: "PID:STARTTIME"
+  std::string program;     // "nvcc", "g++", "ptxas"
+  std::string source;      // the file compiled, for the per-source history; may be empty
+  uint32_t archs = 0;      // nvcc targets; 0 unknown
+  uint32_t threads = 1;    // nvcc --threads
+  uint64_t rss_bytes = 0;  // the whole tree, now
+  bool stopped = false;    // found stopped: an agent restarted while it was paused
+};
+
+struct GovernorConfig {
+  uint64_t budget_bytes = 0;    // the build's memory: its cgroup limit
+  // Kept free below the budget for growth between ticks (a compile grows up
+  // to ~0.9 GiB/s in the traces) and for estimates that are off.
+  uint64_t headroom_bytes = 0;
+  uint64_t nvcc_peak_one_arch_bytes = kNvccPeakOneArchBytes;
+  uint64_t unknown_floor_bytes = uint64_t{1} << 30;
+};
+
+// The default headroom for a budget: 5% of it, at least 1 GiB, at most 8 GiB.
+uint64_t DefaultHeadroom(uint64_t budget_bytes);
+
+struct GovernorDecision {
+  std::vector<std::string> pause;   // ids to stop now
+  std::vector<std::string> resume;  // ids to continue now
+  std::optional<std::string> fail;  // the build cannot fit: why, with the figures
+  uint64_t planned_bytes = 0;       // held now plus what the admitted may still grow
+  uint32_t running = 0;
+  uint32_t paused = 0;
+};
+
+// The per-source history's key: the source with what shapes its memory
+// (program, archs, threads); empty for a tree without a source.
+std::string HistoryKey(const TreeSample& tree);
+
+// A compile that ended, with the highest memory it showed.
+struct FinishedCompile {
+  std::string program;
+  std::string source;  // its HistoryKey
+  uint64_t peak_bytes = 0;
+};
+
+class BuildGovernor {
+ public:
+  // `source_peaks`: peaks of earlier builds, by HistoryKey.
+  explicit BuildGovernor(GovernorConfig config, std::map<std::string, uint64_t> source_peaks = {});
+
+  // `trees`: every compile tree of the build now; a tree missing from it has
+  // ended. `other_bytes`: the build's memory outside its trees.
+  GovernorDecision Tick(const std::vector<TreeSample>& trees, uint64_t other_bytes);
+
+  // The peak the tree is expected to reach (it must have been in a Tick).
+  uint64_t PredictedPeak(const std::string& id) const;
+  // Compiles that ended since the last call.
+  std::vector<FinishedCompile> TakeFinished();
+  uint64_t pauses() const { return pauses_; }
+  const GovernorConfig& config() const { return config_; }
+
+ private:
+  struct Tracked {
+    uint64_t age = 0;  // order of first sight
+    TreeSample last;
+    uint64_t peak_rss = 0;
+    uint32_t waves_done = 0;
+    bool in_wave = false;
+    uint64_t wave_max = 0;       // of the wave under way
+    uint64_t tail_max = 0;       // since the last wave ended
+    bool paused = false;
+  };
+  struct PeerPeaks {
+    uint64_t max = 0;
+    uint32_t count = 0;
+  };
+  static std::string PeerKey(const TreeSample& tree);
+  // nvcc compiles its archs `parallel` at a time (--threads), in waves;
+  // anything else is one wave of one lane.
+  struct Waves {
+    uint32_t parallel = 1;
+    uint32_t archs = 1;
+    uint32_t count() const;
+    uint32_t lanes(uint32_t wave) const;  // 0 past the last
+  };
+  static Waves WavesOf(const TreeSample& tree);
+  uint64_t Model(const TreeSample& tree) const;
+  // The whole tree's peak (its first, fullest wave).
+  uint64_t Predict(const Tracked& tracked) const;
+  uint64_t WavePeak(const Tracked& tracked, uint32_t wave) const;
+  bool PastPeaks(const Tracked& tracked) const;
+  uint64_t Reservation(const Tracked& tracked) const;
+  void Observe(Tracked& tracked, const TreeSample& sample);
+  void Forget(const std::vector<TreeSample>& trees);
+
+  GovernorConfig config_;
+  std::map<std::string, uint64_t> source_peaks_;
+  std::map<std::string, PeerPeaks> peers_;
+  std::map<std::string, Tracked> trees_;
+  std::vector<FinishedCompile> finished_;
+  uint64_t next_age_ = 0;
+  uint64_t pauses_ = 0;
+};
+
+}  // namespace gpuctl::build

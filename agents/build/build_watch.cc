@@ -1,0 +1,273 @@
+#include "agents/build/build_watch.h"
+
+#include <csignal>
+
+#include <spdlog/spdlog.h>
+
+#include "agents/build/compile_trees.h"
+#include "agents/sys/proc_stat.h"
+#include "common/units.h"
+
+namespace gpuctl::build {
+namespace {
+
+constexpr std::chrono::seconds kThrottleEventEvery{30};
+constexpr std::chrono::seconds kHistorySaveEvery{10};
+
+std::string TreeId(const CompileTree& tree) {
+  return std::to_string(tree.root_pid) + ":" + std::to_string(tree.root_start_ticks);
+}
+
+std::vector<std::string> SplitNul(const std::string& text) {
+  std::vector<std::string> args;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\0', start);
+    if (end == std::string::npos) end = text.size();
+    args.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return args;
+}
+
+}  // namespace
+
+nlohmann::json BuildStatsJson(const BuildStats& stats) {
+  return {{"budget_bytes", stats.budget_bytes},     {"headroom_bytes", stats.headroom_bytes},
+          {"running", stats.running},               {"paused", stats.paused},
+          {"pauses", stats.pauses},                 {"paused_seconds", stats.paused_seconds},
+          {"compiles_done", stats.compiles_done},   {"in_use_bytes", stats.in_use_bytes},
+          {"peak_bytes", stats.peak_bytes},         {"oom_kills", stats.oom_kills},
+          {"failure", stats.failure}};
+}
+
+BuildWatch::BuildWatch(BuildWatchOptions options, BuildWatchHooks hooks, sys::CgroupDriver& cgroups,
+                       sys::ProcessControl& processes, const sys::HostFs& fs, const sys::Clock& clock)
+    : options_(std::move(options)),
+      hooks_(std::move(hooks)),
+      cgroups_(cgroups),
+      processes_(processes),
+      fs_(fs),
+      clock_(clock),
+      page_bytes_(sys::PageBytes()) {
+  if (!options_.history_path.empty()) {
+    auto loaded = PeakHistory::Load(options_.history_path);
+    if (loaded.ok()) {
+      history_ = std::move(*loaded);
+    } else {
+      spdlog::warn("build peak history {} not used: {}", options_.history_path, loaded.status().message());
+    }
+  }
+}
+
+BuildWatch::~BuildWatch() { Stop(); }
+
+void BuildWatch::Start() {
+  thread_ = std::thread([this] {
+    std::unique_lock lock(wake_mutex_);
+    while (!stopping_) {
+      lock.unlock();
+      Tick();
+      lock.lock();
+      clock_.WaitUntil(lock, wake_, clock_.SteadyNow() + options_.interval, [this] { return stopping_; });
+    }
+  });
+}
+
+void BuildWatch::Stop() {
+  {
+    std::lock_guard lock(wake_mutex_);
+    if (stopping_ && !thread_.joinable()) return;
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  // Nothing stays frozen behind a stopped agent.
+  for (auto& [run_id, run] : runs_) {
+    for (const std::string& id : run.paused) SignalTree(run, id, SIGCONT);
+    run.paused.clear();
+  }
+  SaveHistory(true);
+}
+
+void BuildWatch::Tick() {
+  std::vector<BuildJob> builds = hooks_.builds ? hooks_.builds() : std::vector<BuildJob>{};
+  std::set<std::string> live;
+  for (const BuildJob& job : builds) {
+    if (job.cgroup.empty() || job.budget_bytes == 0) continue;
+    live.insert(job.run_id);
+    auto [it, fresh] = runs_.try_emplace(job.run_id);
+    Run& run = it->second;
+    if (fresh) {
+      GovernorConfig config{.budget_bytes = job.budget_bytes,
+                            .headroom_bytes = options_.headroom_bytes.value_or(DefaultHeadroom(job.budget_bytes))};
+      run.job = job;
+      run.governor = std::make_unique<BuildGovernor>(config, history_.Peaks());
+      run.stats.budget_bytes = config.budget_bytes;
+      run.stats.headroom_bytes = config.headroom_bytes;
+      run.last_tick = clock_.SteadyNow();
+    }
+    if (!run.failed) Govern(run);
+  }
+  for (auto it = runs_.begin(); it != runs_.end();) {
+    if (live.count(it->first) != 0) {
+      ++it;
+      continue;
+    }
+    Finish(it->second);
+    {
+      std::lock_guard lock(stats_mutex_);
+      ended_.push_back(it->first);
+      while (ended_.size() > kKeptEnded) {
+        stats_.erase(ended_.front());
+        ended_.pop_front();
+      }
+    }
+    it = runs_.erase(it);
+  }
+  SaveHistory(false);
+}
+
+CompileCommand BuildWatch::ReadCommand(int64_t pid) const {
+  auto cmdline = fs_.ReadFile("proc/" + std::to_string(pid) + "/cmdline");
+  return cmdline.ok() ? ParseCompileCommand(SplitNul(*cmdline)) : CompileCommand{};
+}
+
+std::vector<TreeSample> BuildWatch::Sample(Run& run, uint64_t& other_bytes) {
+  std::vector<TreeSample> samples;
+  auto pids = cgroups_.Processes(run.job.cgroup);
+  if (!pids.ok()) return samples;
+  std::vector<sys::ProcStat> processes;
+  for (int64_t pid : *pids) {
+    auto text = fs_.ReadFile("proc/" + std::to_string(pid) + "/stat");
+    if (!text.ok()) continue;  // exited meanwhile
+    auto stat = sys::ParseProcStat(*text);
+    if (stat.ok()) processes.push_back(std::move(*stat));
+  }
+  BuildProcesses grouped = GroupCompileTrees(processes, page_bytes_);
+  std::map<std::string, CompileCommand> commands;
+  run.members.clear();
+  uint64_t in_trees = 0;
+  for (const CompileTree& tree : grouped.trees) {
+    std::string id = TreeId(tree);
+    auto known = run.commands.find(id);
+    CompileCommand command = known != run.commands.end() ? known->second : ReadCommand(tree.root_pid);
+    if (!command.source.empty() && command.source[0] != '/' && !run.job.cwd.empty()) {
+      command.source = run.job.cwd + "/" + command.source;
+    }
+    commands[id] = command;
+    run.members[id] = tree.pids;
+    in_trees += tree.rss_bytes;
+    samples.push_back({.id = id, .program = tree.program, .source = command.source, .archs = command.archs,
+                       .threads = command.threads, .rss_bytes = tree.rss_bytes, .stopped = tree.stopped});
+  }
+  run.commands = std::move(commands);  // ended trees drop out
+  // The cgroup's charge, less reclaimable cache, less the trees: memory the
+  // build holds outside its compiles (ninja, python, tmpfs). /proc's RSS of
+  // the non-compilers is the floor when the cgroup cannot be read.
+  other_bytes = grouped.other_rss_bytes;
+  auto current = cgroups_.MemoryCurrent(run.job.cgroup);
+  auto reclaimable = cgroups_.ReclaimableFile(run.job.cgroup);
+  if (current.ok()) {
+    uint64_t charged = *current - std::min(*current, reclaimable.ok() ? *reclaimable : 0);
+    if (charged > in_trees) other_bytes = std::max(other_bytes, charged - in_trees);
+  }
+  return samples;
+}
+
+void BuildWatch::SignalTree(const Run& run, const std::string& id, int sig) {
+  auto members = run.members.find(id);
+  if (members == run.members.end()) return;
+  for (int64_t pid : members->second) (void)processes_.Signal(pid, sig);
+}
+
+void BuildWatch::Govern(Run& run) {
+  uint64_t other = 0;
+  std::vector<TreeSample> samples = Sample(run, other);
+  GovernorDecision decision = run.governor->Tick(samples, other);
+  for (const std::string& id : decision.pause) run.paused.insert(id);
+  for (const std::string& id : decision.resume) {
+    run.paused.erase(id);
+    SignalTree(run, id, SIGCONT);
+  }
+  // Every tick, not only at the pause: a child the root forked just before
+  // its SIGSTOP would otherwise run on.
+  std::erase_if(run.paused, [&](const std::string& id) { return run.members.count(id) == 0; });
+  for (const std::string& id : run.paused) SignalTree(run, id, SIGSTOP);
+
+  auto now = clock_.SteadyNow();
+  double elapsed = std::chrono::duration<double>(now - run.last_tick).count();
+  run.last_tick = now;
+  BuildStats& stats = run.stats;
+  stats.paused_seconds += elapsed * static_cast<double>(run.paused.size());
+  stats.running = decision.running;
+  stats.paused = decision.paused;
+  stats.pauses = run.governor->pauses();
+  stats.in_use_bytes = other;
+  for (const TreeSample& sample : samples) stats.in_use_bytes += sample.rss_bytes;
+  stats.peak_bytes = std::max(stats.peak_bytes, stats.in_use_bytes);
+  if (auto kills = cgroups_.OomKillCount(run.job.cgroup); kills.ok()) stats.oom_kills = *kills;
+  std::vector<FinishedCompile> finished = run.governor->TakeFinished();
+  stats.compiles_done += finished.size();
+  if (!finished.empty()) {
+    history_.Record(finished);
+    history_dirty_ = true;
+  }
+  if (!decision.pause.empty() && now - run.last_throttle_event >= kThrottleEventEvery) {
+    run.last_throttle_event = now;
+    Publish(run, "build_throttled",
+            "paused " + std::to_string(decision.paused) + " of " + std::to_string(samples.size()) +
+                " compiles so that what the running ones may reach (" + FormatBytes(decision.planned_bytes) +
+                ") fits the budget of " + FormatBytes(stats.budget_bytes));
+  }
+  if (decision.fail) {
+    run.failed = true;
+    stats.failure = *decision.fail;
+    // Its compiles are killed, not resumed: the cgroup goes as a whole.
+    run.paused.clear();
+    Publish(run, "build_failed", *decision.fail);
+    if (hooks_.fail) hooks_.fail(run.job, *decision.fail);
+  }
+  std::lock_guard lock(stats_mutex_);
+  stats_[run.job.run_id] = stats;
+}
+
+void BuildWatch::Finish(Run& run) {
+  for (const std::string& id : run.paused) SignalTree(run, id, SIGCONT);
+  BuildStats& stats = run.stats;
+  stats.running = stats.paused = 0;
+  stats.in_use_bytes = 0;
+  {
+    std::lock_guard lock(stats_mutex_);
+    stats_[run.job.run_id] = stats;
+  }
+  Publish(run, "build_summary",
+          std::to_string(stats.compiles_done) + " compiles governed; peak " + FormatBytes(stats.peak_bytes) + " of " +
+              FormatBytes(stats.budget_bytes) + "; " + std::to_string(stats.pauses) + " pauses, " +
+              std::to_string(static_cast<uint64_t>(stats.paused_seconds)) + " compile-seconds paused");
+}
+
+void BuildWatch::Publish(const Run& run, const std::string& kind, const std::string& message) {
+  spdlog::info("build '{}' (run {}): {}: {}", run.job.name, run.job.run_id, kind, message);
+  if (hooks_.publish) hooks_.publish(run.job, kind, message, BuildStatsJson(run.stats));
+}
+
+void BuildWatch::SaveHistory(bool force) {
+  if (!history_dirty_ || options_.history_path.empty()) return;
+  auto now = clock_.SteadyNow();
+  if (!force && now - history_saved_ < kHistorySaveEvery) return;
+  history_saved_ = now;
+  history_dirty_ = false;
+  if (Status s = history_.Save(options_.history_path); !s.ok()) {
+    spdlog::warn("build peak history not saved: {}", s.message());
+  }
+}
+
+std::optional<BuildStats> BuildWatch::Stats(const std::string& run_id) const {
+  std::lock_guard lock(stats_mutex_);
+  auto it = stats_.find(run_id);
+  if (it == stats_.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace gpuctl::build

@@ -1,0 +1,140 @@
+// The live governor in the agent: every tick, for each running build job,
+// reads the processes of its cgroup, groups them into compile trees, asks
+// BuildGovernor which may run, and pauses (SIGSTOP) or resumes (SIGCONT)
+// whole trees. A build that cannot fit is failed through a hook, with the
+// reason, before the kernel's OOM killer would act.
+//
+// One thread of its own; it never waits on the job supervisor's owner
+// thread (it reads the jobs through a hook that copies a snapshot). Paused
+// trees are resumed when the watch stops, and trees found stopped (an agent
+// killed while they were paused) are adopted as paused, then resumed as soon
+// as they fit.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agents/build/build_governor_policy.h"
+#include "agents/build/compile_command.h"
+#include "agents/build/peak_history.h"
+#include "agents/sys/cgroup_driver.h"
+#include "agents/sys/clock.h"
+#include "agents/sys/host_fs.h"
+#include "agents/sys/process_control.h"
+
+namespace gpuctl::build {
+
+// A running build job, as the watch sees it.
+struct BuildJob {
+  std::string name;
+  std::string run_id;
+  std::string cgroup;        // its memory cgroup; a build without one is not governed
+  std::string cwd;           // relative sources are keyed under it
+  uint64_t budget_bytes = 0; // its cgroup's limit
+};
+
+// A build's governing so far, for `train status` and the closing event.
+struct BuildStats {
+  uint64_t budget_bytes = 0;
+  uint64_t headroom_bytes = 0;
+  uint32_t running = 0;         // compile trees now
+  uint32_t paused = 0;
+  uint64_t pauses = 0;          // trees paused, all told
+  double paused_seconds = 0;    // tree-seconds spent paused
+  uint64_t compiles_done = 0;
+  uint64_t in_use_bytes = 0;    // the trees and the rest of the build, now
+  uint64_t peak_bytes = 0;
+  uint64_t oom_kills = 0;       // the kernel's, in the build's cgroup
+  std::string failure;          // set when the governor gave up
+};
+nlohmann::json BuildStatsJson(const BuildStats& stats);
+
+struct BuildWatchOptions {
+  std::chrono::milliseconds interval{250};
+  std::string history_path;  // empty: no history kept
+  // Headroom below the budget; nullopt: DefaultHeadroom(budget).
+  std::optional<uint64_t> headroom_bytes;
+};
+
+struct BuildWatchHooks {
+  std::function<std::vector<BuildJob>()> builds;
+  // The build cannot fit: record `why` as the run's end, then kill it.
+  std::function<void(const BuildJob& build, const std::string& why)> fail;
+  // build_throttled, build_failed, build_summary; may be empty.
+  std::function<void(const BuildJob& build, const std::string& kind, const std::string& message, nlohmann::json fields)>
+      publish;
+};
+
+class BuildWatch {
+ public:
+  BuildWatch(BuildWatchOptions options, BuildWatchHooks hooks, sys::CgroupDriver& cgroups,
+             sys::ProcessControl& processes, const sys::HostFs& fs, const sys::Clock& clock);
+  ~BuildWatch();
+
+  void Start();
+  // Stops the thread and resumes every tree it paused. Idempotent.
+  void Stop();
+  // One pass over every build (the thread's body; tests call it directly).
+  void Tick();
+  // A running build's figures, or an ended one's (the last kKeptEnded).
+  std::optional<BuildStats> Stats(const std::string& run_id) const;
+  static constexpr size_t kKeptEnded = 64;
+
+ private:
+  struct Run {
+    BuildJob job;
+    std::unique_ptr<BuildGovernor> governor;
+    std::map<std::string, CompileCommand> commands;       // tree id -> its command line
+    std::map<std::string, std::vector<int64_t>> members;  // tree id -> pids, as of the last tick
+    std::set<std::string> paused;
+    BuildStats stats;
+    std::chrono::steady_clock::time_point last_tick{};
+    std::chrono::steady_clock::time_point last_throttle_event{};
+    bool failed = false;
+  };
+  void Govern(Run& run);
+  std::vector<TreeSample> Sample(Run& run, uint64_t& other_bytes);
+  CompileCommand ReadCommand(int64_t pid) const;
+  void SignalTree(const Run& run, const std::string& id, int sig);
+  void Finish(Run& run);
+  void SaveHistory(bool force);
+  void Publish(const Run& run, const std::string& kind, const std::string& message);
+
+  BuildWatchOptions options_;
+  BuildWatchHooks hooks_;
+  sys::CgroupDriver& cgroups_;
+  sys::ProcessControl& processes_;
+  const sys::HostFs& fs_;
+  const sys::Clock& clock_;
+  const uint64_t page_bytes_;
+
+  // The watch thread's alone (and Tick's, in tests).
+  std::map<std::string, Run> runs_;  // by run id
+  PeakHistory history_;
+  bool history_dirty_ = false;
+  std::chrono::steady_clock::time_point history_saved_{};
+
+  mutable std::mutex stats_mutex_;
+  std::map<std::string, BuildStats> stats_;
+  std::deque<std::string> ended_;  // runs whose figures are kept, oldest first
+
+  std::mutex wake_mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace gpuctl::build

@@ -1,0 +1,59 @@
+#include "agents/build/compile_trees.h"
+
+#include <algorithm>
+#include <map>
+
+#include "agents/build/compile_command.h"
+
+namespace gpuctl::build {
+
+BuildProcesses GroupCompileTrees(const std::vector<sys::ProcStat>& processes, uint64_t page_bytes) {
+  std::map<int64_t, const sys::ProcStat*> by_pid;
+  for (const sys::ProcStat& process : processes) {
+    if (!process.exited()) by_pid[process.pid] = &process;
+  }
+  // Each process's root: the highest compiler among itself and its
+  // ancestors inside the build; 0 when there is none.
+  auto root_of = [&](const sys::ProcStat& process) {
+    int64_t root = 0;
+    const sys::ProcStat* at = &process;
+    for (size_t hops = 0; at != nullptr && hops <= by_pid.size(); ++hops) {
+      if (IsCompilerName(at->comm)) root = at->pid;
+      auto parent = by_pid.find(at->ppid);
+      at = parent == by_pid.end() || parent->first == at->pid ? nullptr : parent->second;
+    }
+    return root;
+  };
+
+  BuildProcesses out;
+  std::map<int64_t, CompileTree> trees;
+  std::map<int64_t, bool> all_stopped;
+  for (const auto& [pid, process] : by_pid) {
+    uint64_t rss = process->rss_pages > 0 ? static_cast<uint64_t>(process->rss_pages) * page_bytes : 0;
+    int64_t root = root_of(*process);
+    if (root == 0) {
+      out.other_rss_bytes += rss;
+      continue;
+    }
+    CompileTree& tree = trees[root];
+    tree.root_pid = root;
+    tree.rss_bytes += rss;
+    if (pid == root) {
+      tree.program = process->comm;
+      tree.root_start_ticks = process->start_time_ticks;
+      tree.pids.insert(tree.pids.begin(), pid);
+    } else {
+      tree.pids.push_back(pid);
+    }
+    bool stopped = process->state == 'T' || process->state == 't';
+    auto [it, fresh] = all_stopped.try_emplace(root, stopped);
+    if (!fresh) it->second = it->second && stopped;
+  }
+  for (auto& [root, tree] : trees) {
+    tree.stopped = all_stopped[root];
+    out.trees.push_back(std::move(tree));
+  }
+  return out;
+}
+
+}  // namespace gpuctl::build

@@ -1,0 +1,35 @@
+// A build's processes grouped into compile trees: each compiler process
+// whose ancestors (within the build) are not compilers is a root, and its
+// tree is every process below it (nvcc -> sh -> cicc, ptxas; g++ -> cc1plus,
+// collect2 -> ld). What the governor weighs, pauses and resumes is a tree.
+// Pure: the processes' stat lines in, trees out.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "agents/sys/proc_stat.h"
+
+namespace gpuctl::build {
+
+struct CompileTree {
+  int64_t root_pid = 0;
+  uint64_t root_start_ticks = 0;  // with the pid, names the tree for good
+  std::string program;            // the root's comm: "nvcc", "g++", "ptxas"
+  std::vector<int64_t> pids;      // the root first, then every descendant
+  uint64_t rss_bytes = 0;         // of the whole tree
+  bool stopped = false;           // every live member is stopped (state T)
+};
+
+struct BuildProcesses {
+  std::vector<CompileTree> trees;  // in root pid order
+  uint64_t other_rss_bytes = 0;    // processes in no tree: ninja, make, python, sh
+};
+
+// `processes`: every process of the build (its cgroup); exited ones
+// (zombies) are left out. A process whose parent is outside the list is a
+// top; a cycle in bad input cannot loop (each walk is bounded).
+BuildProcesses GroupCompileTrees(const std::vector<sys::ProcStat>& processes, uint64_t page_bytes);
+
+}  // namespace gpuctl::build

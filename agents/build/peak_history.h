@@ -1,0 +1,45 @@
+// What each compile peaked at, by source file, kept on the host between
+// builds (state_dir/build-peaks.json), so a rebuild of the same tree is
+// predicted from what it did last time, not from a model. Bounded: the
+// oldest entries go first past kMaxPeakHistory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agents/build/build_governor_policy.h"
+#include "common/status.h"
+
+namespace gpuctl::build {
+
+inline constexpr size_t kMaxPeakHistory = 20000;
+
+class PeakHistory {
+ public:
+  // Reads the file; a missing one is an empty history, and so is one that
+  // does not parse (it is only a hint: logged by the caller, then rewritten).
+  static Result<PeakHistory> Load(const std::string& path);
+  // From and to the file's text. Errors: kInvalidArgument for bad JSON.
+  static Result<PeakHistory> Parse(std::string_view text);
+  std::string Serialize() const;
+  Status Save(const std::string& path) const;
+
+  std::map<std::string, uint64_t> Peaks() const;
+  // Records the compiles that ended (those without a source are skipped).
+  void Record(const std::vector<FinishedCompile>& finished);
+  size_t size() const { return entries_.size(); }
+
+ private:
+  struct Entry {
+    uint64_t peak_bytes = 0;
+    uint64_t seq = 0;  // larger: recorded later
+  };
+  std::map<std::string, Entry> entries_;
+  uint64_t next_seq_ = 0;
+};
+
+}  // namespace gpuctl::build

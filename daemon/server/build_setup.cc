@@ -1,0 +1,47 @@
+#include "daemon/server/build_setup.h"
+
+#include "agents/guard/guard_config.h"
+
+namespace gpuctl::daemon {
+
+build::BuildHostFacts ReadBuildHostFacts(const sys::HostFs& fs, const std::optional<GuardPlan>& guard,
+                                         health::HealthSampler& sampler) {
+  build::BuildHostFacts facts;
+  facts.cpus = fs.ReadCpuCount();
+  if (Result<sys::Meminfo> meminfo = fs.ReadMeminfo(); meminfo.ok()) {
+    facts.available_bytes = meminfo->mem_available_bytes();
+    facts.domain_total_bytes = meminfo->mem_total_bytes();
+    facts.reserve_bytes = guard::DefaultReserveBytes(meminfo->mem_total_bytes());
+  }
+  if (guard) {
+    facts.domain_total_bytes = guard->domain_total_bytes;
+    facts.reserve_bytes = guard::ReserveBytes(guard->config, guard->domain_total_bytes);
+  }
+  if (Result<health::HealthSnapshot> snapshot = sampler.Sample(); snapshot.ok()) {
+    for (const sys::GpuDevice& gpu : snapshot->gpus.devices) {
+      if (!gpu.compute_capability.empty()) facts.gpu_capabilities.push_back(gpu.compute_capability);
+    }
+  }
+  return facts;
+}
+
+Status PrepareBuildSpec(train::JobSpec& spec, const build::BuildHostFacts& facts) {
+  Result<build::PreparedBuild> prepared = build::PrepareBuild(spec.build.mem_budget_bytes, spec.build.cpus,
+                                                              spec.build.archs, facts);
+  if (!prepared.ok()) return prepared.status();
+  spec.mem_limit_bytes = prepared->budget_bytes;
+  for (const auto& [key, value] : prepared->env) spec.env.try_emplace(key, value);
+  spec.env.try_emplace("GPUCTL_BUILD_BUDGET", std::to_string(prepared->budget_bytes));
+  return Status::Ok();
+}
+
+std::vector<build::BuildJob> GovernableBuilds(train::JobSupervisor& jobs) {
+  std::vector<build::BuildJob> builds;
+  for (const train::GuardedJob& job : jobs.RunningJobs()) {
+    if (job.kind != train::kJobKindBuild || job.cgroup.empty() || !job.mem_limit_bytes) continue;
+    builds.push_back({job.name, job.run_id, job.cgroup, job.cwd, *job.mem_limit_bytes});
+  }
+  return builds;
+}
+
+}  // namespace gpuctl::daemon

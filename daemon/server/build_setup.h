@@ -1,0 +1,30 @@
+// The build governor's wiring: the host facts a build is prepared from, a
+// build spec's budget and environment, and the running builds as the
+// BuildWatch sees them.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "agents/build/build_spec.h"
+#include "agents/build/build_watch.h"
+#include "agents/health/health_sampler.h"
+#include "agents/sys/host_fs.h"
+#include "agents/train/job_supervisor.h"
+#include "daemon/server/guard_setup.h"
+
+namespace gpuctl::daemon {
+
+// CPUs, MemAvailable, the guard's reserve and domain (MemTotal and the
+// default reserve without a guard), and the GPUs' compute capabilities.
+build::BuildHostFacts ReadBuildHostFacts(const sys::HostFs& fs, const std::optional<GuardPlan>& guard,
+                                         health::HealthSampler& sampler);
+
+// Sets a build spec's memory limit to its budget and adds the build
+// environment under the user's own --env (the user's values win).
+Status PrepareBuildSpec(train::JobSpec& spec, const build::BuildHostFacts& facts);
+
+// Running build jobs that have a cgroup and a limit: what can be governed.
+std::vector<build::BuildJob> GovernableBuilds(train::JobSupervisor& jobs);
+
+}  // namespace gpuctl::daemon

@@ -1,0 +1,62 @@
+// The trace-replay simulator on the incident host (128 cores, 288 GiB):
+// flash-attn 2.8's 72 kernel files, five archs on NVCC_THREADS=4 and one
+// arch, under each schedule, against the lower bound measured on the same
+// compiles. Prints the README's table (markdown). Run:
+//   build/tests/bench/build_sim_bench [TRACE_CSV]
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "common/units.h"
+#include "tests/sim/build_sim.h"
+
+using namespace gpuctl;
+
+int main(int argc, char** argv) {
+  std::string path = argc > 1 ? argv[1] : std::string(GPUCTL_FIXTURES_DIR) + "/nvcc-memtrace-1arch-t4.csv";
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto profiles = sim::ProfilesFromTrace(text.str());
+  if (!profiles.ok()) {
+    std::fprintf(stderr, "%s: %s\n", path.c_str(), profiles.status().message().c_str());
+    return 1;
+  }
+  const sim::SimHost host = sim::IncidentHost();
+  std::printf("Host: %u cores, %s available to the build, guard reserve %s; traces: %s\n\n", host.cores,
+              FormatBytes(host.available_bytes).c_str(), FormatBytes(host.reserve_bytes).c_str(), path.c_str());
+  for (auto [archs, threads] : {std::pair{5u, 4u}, std::pair{1u, 4u}}) {
+    auto compiles = sim::FlashAttnBuild(*profiles, archs, threads);
+    if (!compiles.ok()) {
+      std::fprintf(stderr, "%s\n", compiles.status().message().c_str());
+      return 1;
+    }
+    sim::LowerBound bound = sim::ComputeLowerBound(*compiles, host);
+    std::printf("### %zu kernel files, %u arch%s, NVCC_THREADS=%u\n\n", compiles->size(), archs,
+                archs > 1 ? "s" : "", threads);
+    std::printf("Lower bound %.0f s = max(CPU %.0f s, memory %.0f s, longest compile %.0f s)\n\n", bound.bound_s(),
+                bound.cpu_s, bound.memory_s, bound.longest_s);
+    std::printf("| schedule | MAX_JOBS | makespan | / lower bound | peak memory | OOM | paused |\n");
+    std::printf("| --- | --- | --- | --- | --- | --- | --- |\n");
+    std::vector<sim::SimRun> runs = sim::IncidentRuns(host, archs, threads);
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const sim::SimRun& run = runs[i];
+      sim::SimResult result = sim::Simulate(*compiles, host, run);
+      // A rebuild of the same tree: each compile predicted from its own peak.
+      if (run.governed && run.history.empty()) {
+        runs.push_back({"live governor, rebuild", run.max_jobs, true, result.learned});
+      }
+      std::string makespan = result.oom ? "-" : std::to_string(static_cast<int>(result.makespan_s)) + " s";
+      char ratio[32] = "-";
+      if (!result.oom && !result.failed) std::snprintf(ratio, sizeof(ratio), "%.2fx", result.makespan_s / bound.bound_s());
+      std::string oom = result.oom ? "yes, at " + std::to_string(static_cast<int>(result.oom_at_s)) + " s"
+                                   : (result.failed ? "no (governor failed it)" : "no");
+      std::printf("| %s | %u | %s | %s | %s | %s | %.0f compile-s, %llu pauses |\n", result.label.c_str(),
+                  result.max_jobs, makespan.c_str(), ratio, FormatBytes(result.peak_bytes).c_str(), oom.c_str(),
+                  result.paused_s, static_cast<unsigned long long>(result.pauses));
+    }
+    std::printf("\n");
+  }
+  return 0;
+}
