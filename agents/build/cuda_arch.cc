@@ -57,7 +57,9 @@ Result<std::string> KnownArch(std::string_view capability) {
       "8.6", "8.7", "8.9", "9.0", "10.0", "10.1", "10.3", "11.0", "12.0", "12.1"};
   Result<std::string> arch = ArchFromComputeCapability(capability);
   std::string_view base = capability.substr(0, capability.find_first_not_of("0123456789."));
-  bool known = std::find(kKnown.begin(), kKnown.end(), base) != kKnown.end();
+  std::string_view suffix = capability.substr(base.size());
+  bool known = std::find(kKnown.begin(), kKnown.end(), base) != kKnown.end() &&
+               (suffix.empty() || suffix == "a" || suffix == "f");
   if (!arch.ok() || !known) {
     return InvalidArgument("'" + std::string(capability) +
                            "' is not a CUDA arch nvcc can build for; give compute capabilities such as 8.0, 8.6, "

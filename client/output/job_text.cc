@@ -119,6 +119,25 @@ std::string JobEventToText(const v1::JobEvent& e) {
   return joined.empty() ? line : line + ": " + joined;
 }
 
+namespace {
+
+std::string JobKind(const v1::JobSpec& spec) { return spec.kind().empty() ? "train" : spec.kind(); }
+
+// The live governor's figures for a build.
+std::string BuildText(const v1::BuildStatus& b) {
+  if (b.budget_bytes() == 0) return "not governed (no figures: the agent has no job cgroups, or restarted since)";
+  std::string text = "budget " + FormatBytes(b.budget_bytes()) + ", in use " + FormatBytes(b.in_use_bytes()) +
+                     ", peak " + FormatBytes(b.peak_bytes()) + "; compiles: " + std::to_string(b.running()) +
+                     " running, " + std::to_string(b.paused()) + " paused, " + std::to_string(b.compiles_done()) +
+                     " done; " + std::to_string(b.pauses()) + " pauses, " +
+                     std::to_string(static_cast<uint64_t>(b.paused_seconds())) + " compile-s paused; " +
+                     std::to_string(b.oom_kills()) + " OOM kills";
+  if (!b.failure().empty()) text += "; failed: " + b.failure();
+  return text;
+}
+
+}  // namespace
+
 std::string JobToText(const v1::Job& job, int64_t now_unix_ms) {
   const v1::JobSpec& spec = job.spec();
   const v1::JobMetrics& m = job.metrics();
@@ -127,6 +146,7 @@ std::string JobToText(const v1::Job& job, int64_t now_unix_ms) {
     out += label + ":" + std::string(label.size() < 11 ? 11 - label.size() : 1, ' ') + value + "\n";
   };
   field("job", spec.name());
+  field("kind", JobKind(spec));
   field("state", std::string(JobStateName(job.state())) +
                      (job.state_reason().empty() ? "" : " (" + job.state_reason() + ")"));
   std::string exit = "-";
@@ -161,6 +181,7 @@ std::string JobToText(const v1::Job& job, int64_t now_unix_ms) {
           FormatBytes(gpu.used_bytes()) + " now, peak " + FormatBytes(gpu.peak_bytes()) +
               (gpu.total_bytes() > 0 ? " of " + FormatBytes(gpu.total_bytes()) : ""));
   }
+  if (spec.kind() == "build") field("build", BuildText(job.build()));
   field("restarts", std::to_string(job.restart_count()));
   if (spec.on_oom() == "recover") {
     std::string policy = "recover, attempt " + std::to_string(spec.attempt()) + " of at most " +
@@ -192,11 +213,11 @@ std::string JobToText(const v1::Job& job, int64_t now_unix_ms) {
 
 std::string JobListToText(const v1::ListJobsResponse& list, int64_t now_unix_ms) {
   if (list.jobs_size() == 0) return "no jobs\n";
-  Table table({"NAME", "STATE", "PID", "RUNTIME", "STEP", "LOSS", "THROUGHPUT", "EVENTS"});
+  Table table({"NAME", "KIND", "STATE", "PID", "RUNTIME", "STEP", "LOSS", "THROUGHPUT", "EVENTS"});
   std::string waiting;
   for (const v1::Job& job : list.jobs()) {
     const v1::JobMetrics& m = job.metrics();
-    table.AddRow({job.spec().name(), JobStateSummary(job), job.pid() > 0 ? std::to_string(job.pid()) : "-",
+    table.AddRow({job.spec().name(), JobKind(job.spec()), JobStateSummary(job), job.pid() > 0 ? std::to_string(job.pid()) : "-",
                   job.started_unix_ms() > 0 ? FormatDuration(JobRuntime(job, now_unix_ms)) : "-",
                   m.has_step() ? std::to_string(m.step()) : "-", m.has_loss() ? Loss(m.loss()) : "-",
                   m.has_throughput() ? Rate(m.throughput()) : "-", EventsSummary(job)});

@@ -44,7 +44,7 @@ class ProvisionExtIntegration : public TrainFixture {
 TEST_F(ProvisionExtIntegration, BuildsAsAGuardedJobWithTheGovernorsNumbers) {
   RunResult r = Gpuctl({"provision", "node", "--steps", "ext", "--ext", "flash-attn", "--venv", Venv()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err << AgentLog();
-  EXPECT_NE(r.out.find("note: MAX_JOBS="), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("note: governed live: budget "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("ext         done    flash-attn 2.8.3 imports"), std::string::npos) << r.out;
 
   std::string log = ReadFile(dir_.path() + "/standin.log");
@@ -52,14 +52,15 @@ TEST_F(ProvisionExtIntegration, BuildsAsAGuardedJobWithTheGovernorsNumbers) {
             std::string::npos) << log;
   // The probe sees the stand-in nvidia-smi's H200 (compute capability 9.0):
   // only its arch is built, not flash-attn's five defaults.
-  EXPECT_NE(log.find("NVCC_THREADS=4 FLASH_ATTN_CUDA_ARCHS=90 TORCH_CUDA_ARCH_LIST=9.0"), std::string::npos) << log;
+  EXPECT_NE(log.find("NVCC_THREADS=1 FLASH_ATTN_CUDA_ARCHS=90 TORCH_CUDA_ARCH_LIST=9.0"), std::string::npos) << log;
 
   nlohmann::json job = Status("provision-ext-flash-attn");
   EXPECT_EQ(job["state"], "succeeded") << job;
   // The record keeps what the job was given: the governor's env and the
   // build's memory budget as its cgroup limit.
   nlohmann::json record = nlohmann::json::parse(ReadFile(StateDir() + "/jobs/provision-ext-flash-attn/job.json"));
-  EXPECT_EQ(record["spec"]["env"]["NVCC_THREADS"], "4") << record;
+  EXPECT_EQ(record["spec"]["env"]["NVCC_THREADS"], "1") << record;
+  EXPECT_EQ(record["spec"]["kind"], "build") << record;
   EXPECT_EQ(record["spec"]["env"]["CUDA_HOME"], "/usr/local/cuda-13.1") << record;
   EXPECT_GT(record["spec"]["mem_limit_bytes"].get<uint64_t>(), uint64_t{50} << 30) << record;
 

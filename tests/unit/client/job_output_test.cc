@@ -227,6 +227,7 @@ TEST(JobText, DetailLines) {
   e->set_total_bytes(150114295808ull);
   EXPECT_EQ(JobToText(job, kStarted + 3'725'000),
             "job:        dflash-768\n"
+            "kind:       train\n"
             "state:      running\n"
             "exit:       -\n"
             "pid:        4242 (pgid 4242, tmux session gpuctl-dflash-768)\n"
@@ -268,9 +269,9 @@ TEST(JobText, ListTable) {
   *list.add_jobs() = RunningJob();
   *list.add_jobs() = BareFailedJob();
   EXPECT_EQ(JobListToText(list, kStarted + 3'725'000),
-            "NAME        STATE            PID   RUNTIME  STEP  LOSS    THROUGHPUT  EVENTS\n"
-            "dflash-768  running          4242  1h02m    1200  0.4321  5123 tok/s  cuda_oom\n"
-            "tiny        failed (exit 1)  -     3s       -     -       -           -\n");
+            "NAME        KIND   STATE            PID   RUNTIME  STEP  LOSS    THROUGHPUT  EVENTS\n"
+            "dflash-768  train  running          4242  1h02m    1200  0.4321  5123 tok/s  cuda_oom\n"
+            "tiny        train  failed (exit 1)  -     3s       -     -       -           -\n");
   EXPECT_EQ(JobListToText(v1::ListJobsResponse(), kStarted), "no jobs\n");
 }
 
@@ -289,6 +290,30 @@ TEST(JobText, StartedAndStoppedLines) {
   job.set_state_reason("stopped by gpuctl train stop");
   EXPECT_EQ(JobStoppedText(job, kStarted + 999'999),
             "job dflash-768: stopped (SIGTERM) after 2m05s (stopped by gpuctl train stop)\n");
+}
+
+TEST(JobText, ABuildShowsItsKindAndTheGovernorsFigures) {
+  v1::Job job = RunningJob();
+  job.mutable_spec()->set_name("fa");
+  job.mutable_spec()->set_kind("build");
+  v1::BuildStatus& build = *job.mutable_build();
+  build.set_budget_bytes(uint64_t{64} << 30);
+  build.set_in_use_bytes(uint64_t{40} << 30);
+  build.set_peak_bytes(uint64_t{60} << 30);
+  build.set_running(9);
+  build.set_paused(3);
+  build.set_compiles_done(20);
+  build.set_pauses(7);
+  build.set_paused_seconds(123.9);
+  std::string text = JobToText(job, kStarted + 1000);
+  EXPECT_NE(text.find("kind:       build\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("build:      budget 64.0 GiB, in use 40.0 GiB, peak 60.0 GiB; compiles: 9 running, 3 paused, "
+                      "20 done; 7 pauses, 123 compile-s paused; 0 OOM kills\n"),
+            std::string::npos)
+      << text;
+  v1::ListJobsResponse list;
+  *list.add_jobs() = job;
+  EXPECT_NE(JobListToText(list, kStarted).find("fa    build  running"), std::string::npos) << JobListToText(list, kStarted);
 }
 
 }  // namespace

@@ -737,7 +737,9 @@ TEST_F(JobSupervisorTest, StopSendsSigtermAndRecordsHowItEnded) {
   });
   Result<JobRecord> r = Supervisor().StopJob("stopme", 5s);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(procs_.signals(), (std::vector<Signal>{{started.pgid, true, SIGTERM}}));
+  // SIGCONT after SIGTERM: a stopped process (a paused build compile)
+  // would not take it otherwise.
+  EXPECT_EQ(procs_.signals(), (std::vector<Signal>{{started.pgid, true, SIGTERM}, {started.pgid, true, SIGCONT}}));
   EXPECT_EQ(tmux_.killed(), (std::vector<std::string>{"gpuctl-stopme"}));
   EXPECT_EQ(r->state, JobState::kStopped);
   EXPECT_EQ(r->exit_code, 143);
@@ -763,7 +765,8 @@ TEST_F(JobSupervisorTest, StopEscalatesToSigkillAfterTheGrace) {
   EXPECT_GE(took, 150ms);
   EXPECT_LT(took, 2s);
   EXPECT_EQ(procs_.signals(),
-            (std::vector<Signal>{{started.pgid, true, SIGTERM}, {started.pgid, true, SIGKILL}}));
+            (std::vector<Signal>{{started.pgid, true, SIGTERM}, {started.pgid, true, SIGCONT},
+                                 {started.pgid, true, SIGKILL}}));
   EXPECT_EQ(tmux_.killed(), (std::vector<std::string>{"gpuctl-stubborn"}));
   // SIGKILL took the wrapper too: no exit status, yet it was asked for.
   EXPECT_EQ(r->state, JobState::kStopped);
@@ -776,7 +779,7 @@ TEST_F(JobSupervisorTest, StopWithoutEscalationWhenTheGroupDies) {
   auto before = std::chrono::steady_clock::now();
   ASSERT_TRUE(Supervisor().StopJob("meek", 10s).ok());
   EXPECT_LT(std::chrono::steady_clock::now() - before, 2s);  // did not sit out the grace
-  EXPECT_EQ(procs_.signals(), (std::vector<Signal>{{started.pgid, true, SIGTERM}}));
+  EXPECT_EQ(procs_.signals(), (std::vector<Signal>{{started.pgid, true, SIGTERM}, {started.pgid, true, SIGCONT}}));
 }
 
 TEST_F(JobSupervisorTest, StopOfAnEndedJobSignalsNothing) {

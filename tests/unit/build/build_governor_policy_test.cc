@@ -1,0 +1,152 @@
+#include "agents/build/build_governor_policy.h"
+
+#include <gtest/gtest.h>
+
+namespace gpuctl::build {
+namespace {
+
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+constexpr uint64_t kGiB = uint64_t{1} << 30;
+
+TreeSample Nvcc(std::string id, uint64_t rss, uint32_t archs = 1, uint32_t threads = 1, std::string source = "") {
+  return {.id = std::move(id), .program = "nvcc", .source = std::move(source), .archs = archs, .threads = threads,
+          .rss_bytes = rss};
+}
+
+GovernorConfig Budget(uint64_t budget, uint64_t headroom = kGiB) {
+  return {.budget_bytes = budget, .headroom_bytes = headroom};
+}
+
+TEST(BuildGovernor, PredictsNvccFromThePerArchModel) {
+  BuildGovernor governor(Budget(200 * kGiB));
+  governor.Tick({Nvcc("one", kMiB), Nvcc("two-t2", kMiB, 2, 2), Nvcc("five-t4", kMiB, 5, 4), Nvcc("two-t8", kMiB, 2, 8)},
+                0);
+  EXPECT_EQ(governor.PredictedPeak("one"), kNvccPeakOneArchBytes);
+  EXPECT_EQ(governor.PredictedPeak("two-t2"), 2 * kNvccPeakOneArchBytes);
+  EXPECT_EQ(governor.PredictedPeak("five-t4"), 4 * kNvccPeakOneArchBytes);
+  EXPECT_EQ(governor.PredictedPeak("two-t8"), 2 * kNvccPeakOneArchBytes);
+}
+
+TEST(BuildGovernor, PausesTheYoungestWhenPredictedPeaksWouldNotFit) {
+  // 20 GiB less 1 GiB headroom holds two 6.5 GiB compiles, not three.
+  BuildGovernor governor(Budget(20 * kGiB));
+  GovernorDecision first = governor.Tick({Nvcc("a", 100 * kMiB), Nvcc("b", 100 * kMiB), Nvcc("c", 100 * kMiB)}, 0);
+  EXPECT_EQ(first.pause, std::vector<std::string>{"c"});
+  EXPECT_TRUE(first.resume.empty());
+  EXPECT_EQ(first.running, 2u);
+  EXPECT_EQ(first.paused, 1u);
+  EXPECT_FALSE(first.fail);
+  // Still no room: nothing changes, nothing is signalled twice.
+  GovernorDecision again = governor.Tick({Nvcc("a", 3 * kGiB), Nvcc("b", 2 * kGiB), Nvcc("c", 100 * kMiB)}, 0);
+  EXPECT_TRUE(again.pause.empty());
+  EXPECT_TRUE(again.resume.empty());
+  // a ended: c resumes.
+  GovernorDecision after = governor.Tick({Nvcc("b", 2 * kGiB), Nvcc("c", 100 * kMiB)}, 0);
+  EXPECT_EQ(after.resume, std::vector<std::string>{"c"});
+  EXPECT_EQ(governor.pauses(), 1u);
+}
+
+TEST(BuildGovernor, NeverStopsTheOldestEvenWhenNothingFits) {
+  BuildGovernor governor(Budget(4 * kGiB));
+  GovernorDecision decision = governor.Tick({Nvcc("old", 100 * kMiB), Nvcc("young", 100 * kMiB)}, 0);
+  EXPECT_EQ(decision.running, 1u);
+  EXPECT_EQ(decision.pause, std::vector<std::string>{"young"});
+  EXPECT_FALSE(decision.fail) << "a prediction alone never fails a build";
+}
+
+TEST(BuildGovernor, ACompilePastItsPeakReservesOnlyItsTail) {
+  BuildGovernor governor(Budget(12 * kGiB));  // 11 GiB to plan with: two peaks do not fit
+  EXPECT_EQ(governor.Tick({Nvcc("a", 100 * kMiB), Nvcc("b", 100 * kMiB)}, 0).pause, std::vector<std::string>{"b"});
+  EXPECT_EQ(governor.Tick({Nvcc("a", 6 * kGiB), Nvcc("b", 100 * kMiB)}, 0).paused, 1u);
+  // a's cicc ended: 1.5 GiB of ptxas left, so b's 6.5 GiB peak fits beside it.
+  GovernorDecision decision = governor.Tick({Nvcc("a", 1536 * kMiB), Nvcc("b", 100 * kMiB)}, 0);
+  EXPECT_EQ(decision.resume, std::vector<std::string>{"b"});
+}
+
+TEST(BuildGovernor, ACompileWithMoreArchsThanThreadsPeaksOncePerWave) {
+  // 2 archs on 1 thread: two cicc peaks, one after the other.
+  BuildGovernor governor(Budget(12 * kGiB));
+  governor.Tick({Nvcc("a", 100 * kMiB, 2, 1), Nvcc("b", 100 * kMiB)}, 0);
+  governor.Tick({Nvcc("a", 6 * kGiB, 2, 1), Nvcc("b", 100 * kMiB)}, 0);
+  // After the first wave the second is still to come: b stays paused.
+  GovernorDecision between = governor.Tick({Nvcc("a", 1536 * kMiB, 2, 1), Nvcc("b", 100 * kMiB)}, 0);
+  EXPECT_TRUE(between.resume.empty());
+  governor.Tick({Nvcc("a", 6 * kGiB, 2, 1), Nvcc("b", 100 * kMiB)}, 0);
+  GovernorDecision after = governor.Tick({Nvcc("a", 1536 * kMiB, 2, 1), Nvcc("b", 100 * kMiB)}, 0);
+  EXPECT_EQ(after.resume, std::vector<std::string>{"b"});
+}
+
+TEST(BuildGovernor, UnknownCompilersLearnFromTheirFinishedPeers) {
+  // ptxas has no model: twice what it shows, at least 1 GiB, until a peer ends.
+  BuildGovernor governor(Budget(4 * kGiB, 512 * kMiB));
+  auto ptxas = [](std::string id, uint64_t rss) { return TreeSample{.id = std::move(id), .program = "ptxas", .source = "", .rss_bytes = rss}; };
+  GovernorDecision first = governor.Tick({ptxas("p1", 300 * kMiB), ptxas("p2", 10 * kMiB), ptxas("p3", 10 * kMiB),
+                                          ptxas("p4", 10 * kMiB), ptxas("p5", 10 * kMiB)},
+                                         0);
+  EXPECT_EQ(governor.PredictedPeak("p2"), kGiB);
+  EXPECT_EQ(first.running, 3u);
+  // p1 ended at 300 MiB: its peers are now expected at 345 MiB, and all run.
+  GovernorDecision learned = governor.Tick(
+      {ptxas("p2", 10 * kMiB), ptxas("p3", 10 * kMiB), ptxas("p4", 10 * kMiB), ptxas("p5", 10 * kMiB)}, 0);
+  EXPECT_EQ(governor.PredictedPeak("p2"), 345 * kMiB);
+  EXPECT_EQ(learned.running, 4u);
+  EXPECT_EQ(learned.resume.size(), 2u);
+  std::vector<FinishedCompile> finished = governor.TakeFinished();
+  ASSERT_EQ(finished.size(), 1u);
+  EXPECT_EQ(finished[0].peak_bytes, 300 * kMiB);
+  EXPECT_TRUE(governor.TakeFinished().empty());
+}
+
+TEST(BuildGovernor, NvccLearnsFromTwoPeersAndNeverAboveTheModel) {
+  BuildGovernor governor(Budget(100 * kGiB));
+  governor.Tick({Nvcc("a", 4 * kGiB), Nvcc("b", 3 * kGiB), Nvcc("c", kMiB)}, 0);
+  governor.Tick({Nvcc("b", 3 * kGiB), Nvcc("c", kMiB)}, 0);
+  EXPECT_EQ(governor.PredictedPeak("c"), kNvccPeakOneArchBytes) << "one peer is not enough";
+  governor.Tick({Nvcc("c", kMiB)}, 0);
+  EXPECT_EQ(governor.PredictedPeak("c"), static_cast<uint64_t>(4.6 * static_cast<double>(kGiB)));
+}
+
+TEST(BuildGovernor, APerSourceHistoryPredictsARebuild) {
+  TreeSample sample = Nvcc("x", kMiB, 1, 1, "/src/flash_fwd.cu");
+  BuildGovernor governor(Budget(100 * kGiB), {{HistoryKey(sample), 4 * kGiB}});
+  governor.Tick({sample}, 0);
+  EXPECT_EQ(governor.PredictedPeak("x"), static_cast<uint64_t>(4.4 * static_cast<double>(kGiB)));
+  // The same file for two archs is another compile.
+  EXPECT_NE(HistoryKey(sample), HistoryKey(Nvcc("y", kMiB, 2, 2, "/src/flash_fwd.cu")));
+  EXPECT_EQ(HistoryKey(Nvcc("z", kMiB)), "");
+}
+
+TEST(BuildGovernor, MemoryOutsideTheTreesCountsAgainstTheBudget) {
+  BuildGovernor governor(Budget(20 * kGiB));
+  GovernorDecision decision = governor.Tick({Nvcc("a", kMiB), Nvcc("b", kMiB)}, 8 * kGiB);
+  EXPECT_EQ(decision.running, 1u);
+}
+
+TEST(BuildGovernor, FailsWhenTheLoneRunningCompileReachesTheBudget) {
+  BuildGovernor governor(Budget(8 * kGiB));
+  governor.Tick({Nvcc("big", kGiB, 1, 1, "/src/huge.cu"), Nvcc("small", 200 * kMiB)}, 0);
+  GovernorDecision decision = governor.Tick({Nvcc("big", 7800 * kMiB, 1, 1, "/src/huge.cu"), Nvcc("small", 200 * kMiB)}, 0);
+  ASSERT_TRUE(decision.fail);
+  EXPECT_NE(decision.fail->find("/src/huge.cu"), std::string::npos) << *decision.fail;
+  EXPECT_NE(decision.fail->find("7.6 GiB"), std::string::npos) << *decision.fail;
+  EXPECT_NE(decision.fail->find("the budget is 8.0 GiB"), std::string::npos) << *decision.fail;
+}
+
+TEST(BuildGovernor, FailsAtOnceWhenAnEarlierBuildOfTheFilePeakedAboveTheBudget) {
+  TreeSample sample = Nvcc("x", kMiB, 1, 1, "/src/huge.cu");
+  BuildGovernor governor(Budget(8 * kGiB), {{HistoryKey(sample), 9 * kGiB}});
+  GovernorDecision decision = governor.Tick({sample}, 0);
+  ASSERT_TRUE(decision.fail);
+  EXPECT_NE(decision.fail->find("needed 9.0 GiB in an earlier build"), std::string::npos) << *decision.fail;
+}
+
+TEST(BuildGovernor, TreesFoundStoppedAreAdoptedAsPausedAndResumedWhenTheyFit) {
+  BuildGovernor governor(Budget(20 * kGiB));
+  TreeSample stopped = Nvcc("s", 2 * kGiB);
+  stopped.stopped = true;
+  GovernorDecision decision = governor.Tick({stopped}, 0);
+  EXPECT_EQ(decision.resume, std::vector<std::string>{"s"});
+}
+
+}  // namespace
+}  // namespace gpuctl::build

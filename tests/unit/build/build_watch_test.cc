@@ -1,0 +1,187 @@
+#include "agents/build/build_watch.h"
+
+#include <csignal>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "agents/sys/files.h"
+#include "agents/sys/proc_stat.h"
+#include "tests/fakes/fake_cgroup_driver.h"
+#include "tests/fakes/fake_clock.h"
+#include "tests/fakes/fake_process_control.h"
+#include "tests/fakes/temp_dir.h"
+#include "tests/unit/guard/proc_fixture.h"
+
+namespace gpuctl::build {
+namespace {
+
+using guard::testing::FixtureProcess;
+using guard::testing::WriteProcess;
+
+constexpr uint64_t kGiB = uint64_t{1} << 30;
+constexpr uint64_t kKiBPerGiB = uint64_t{1} << 20;
+const std::string kCgroup = "/gpuctl/fa@r1";
+
+class BuildWatchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (sys::PageBytes() != 4096) GTEST_SKIP() << "the /proc fixtures write RSS in 4 KiB pages";
+    cgroups_.Put("/gpuctl", {});
+    cgroups_.Put(kCgroup, {.max = 12 * kGiB});
+    Spawn({.pid = 10, .comm = "ninja", .ppid = 1, .rss_kib = 8 << 10}, {"ninja", "-j3"});
+  }
+
+  // A process of the build, in its cgroup, with its command line.
+  void Spawn(FixtureProcess process, const std::vector<std::string>& argv) {
+    WriteProcess(proc_, process);
+    std::string cmdline;
+    for (const std::string& arg : argv) cmdline += arg + '\0';
+    proc_.WriteFile("proc/" + std::to_string(process.pid) + "/cmdline", cmdline);
+    auto cgroup = cgroups_.Get(kCgroup).value();
+    cgroup.procs.push_back(process.pid);
+    cgroups_.Put(kCgroup, cgroup);
+  }
+  void Exit(int64_t pid) {
+    std::filesystem::remove_all(proc_.path() + "/proc/" + std::to_string(pid));
+    auto cgroup = cgroups_.Get(kCgroup).value();
+    std::erase(cgroup.procs, pid);
+    cgroups_.Put(kCgroup, cgroup);
+  }
+  // nvcc -> cicc for one arch of `source`, cicc holding `gib`.
+  void Compile(int64_t pid, const std::string& source, uint64_t gib, char state = 'S') {
+    Spawn({.pid = pid, .comm = "nvcc", .ppid = 10, .state = state, .rss_kib = 4 << 10},
+          {"/usr/local/cuda/bin/nvcc", "-gencode", "arch=compute_80,code=sm_80", "-c", source, "-o", source + ".o"});
+    Spawn({.pid = pid + 1, .comm = "cicc", .ppid = pid, .state = state, .rss_kib = gib * kKiBPerGiB}, {"cicc"});
+  }
+
+  std::unique_ptr<BuildWatch> MakeWatch() {
+    BuildWatchHooks hooks;
+    hooks.builds = [this] { return builds_; };
+    hooks.fail = [this](const BuildJob& job, const std::string& why) { failures_.push_back(job.name + ": " + why); };
+    hooks.publish = [this](const BuildJob&, const std::string& kind, const std::string&, nlohmann::json) {
+      events_.push_back(kind);
+    };
+    BuildWatchOptions options;
+    options.history_path = state_.path() + "/build-peaks.json";
+    options.headroom_bytes = kGiB;
+    return std::make_unique<BuildWatch>(options, hooks, cgroups_, processes_, fs_, clock_);
+  }
+
+  std::vector<int64_t> Signalled(int sig) {
+    std::vector<int64_t> pids;
+    for (const auto& sent : processes_.signals()) {
+      if (sent.sig == sig && !sent.group) pids.push_back(sent.target);
+    }
+    return pids;
+  }
+
+  testing::TempDir proc_;
+  testing::TempDir state_;
+  sys::HostFs fs_{proc_.path()};
+  testing::FakeCgroupDriver cgroups_{sys::CgroupVersion::kV1};
+  testing::FakeProcessControl processes_;
+  testing::FakeClock clock_;
+  std::vector<BuildJob> builds_{{"fa", "r1", kCgroup, "/src", 12 * kGiB}};
+  std::vector<std::string> failures_;
+  std::vector<std::string> events_;
+};
+
+TEST_F(BuildWatchTest, PausesWholeTreesThatWouldNotFitAndResumesThemAsCompilesEnd) {
+  Compile(20, "a.cu", 1);
+  Compile(30, "b.cu", 0);
+  Compile(40, "c.cu", 0);
+  auto watch = MakeWatch();
+  watch->Tick();
+  // 11 GiB to plan with holds one 6.5 GiB compile and the 1 GiB a holds.
+  EXPECT_EQ(Signalled(SIGSTOP), (std::vector<int64_t>{30, 31, 40, 41}));
+  EXPECT_TRUE(Signalled(SIGCONT).empty());
+  std::optional<BuildStats> stats = watch->Stats("r1");
+  ASSERT_TRUE(stats);
+  EXPECT_EQ(stats->running, 1u);
+  EXPECT_EQ(stats->paused, 2u);
+  EXPECT_EQ(stats->budget_bytes, 12 * kGiB);
+  EXPECT_EQ(events_, std::vector<std::string>{"build_throttled"});
+
+  Exit(20);
+  Exit(21);
+  watch->Tick();
+  EXPECT_EQ(Signalled(SIGCONT), (std::vector<int64_t>{30, 31}));
+  stats = watch->Stats("r1");
+  EXPECT_EQ(stats->compiles_done, 1u);
+  EXPECT_EQ(stats->running, 1u);
+  EXPECT_EQ(stats->paused, 1u);
+  EXPECT_TRUE(failures_.empty());
+
+  // The build ends: what is still paused is resumed, the figures stay.
+  builds_.clear();
+  watch->Tick();
+  EXPECT_EQ(Signalled(SIGCONT), (std::vector<int64_t>{30, 31, 40, 41}));
+  EXPECT_EQ(events_.back(), "build_summary");
+  ASSERT_TRUE(watch->Stats("r1"));
+  EXPECT_EQ(watch->Stats("r1")->running, 0u);
+
+  // a.cu's peak is kept for the next build, keyed by its absolute path.
+  watch->Stop();
+  auto saved = sys::ReadWholeFile(state_.path() + "/build-peaks.json");
+  ASSERT_TRUE(saved.ok());
+  EXPECT_NE(saved->find("/src/a.cu (nvcc, 1 archs, 1 threads)"), std::string::npos) << *saved;
+}
+
+TEST_F(BuildWatchTest, StoppingTheWatchResumesWhatItPaused) {
+  Compile(20, "a.cu", 1);
+  Compile(30, "b.cu", 0);
+  auto watch = MakeWatch();
+  watch->Tick();
+  ASSERT_EQ(Signalled(SIGSTOP), (std::vector<int64_t>{30, 31}));
+  watch->Stop();
+  EXPECT_EQ(Signalled(SIGCONT), (std::vector<int64_t>{30, 31}));
+}
+
+TEST_F(BuildWatchTest, TreesAnEarlierAgentLeftStoppedAreResumedWhenTheyFit) {
+  Compile(20, "a.cu", 1, 'T');
+  auto watch = MakeWatch();
+  watch->Tick();
+  EXPECT_EQ(Signalled(SIGCONT), (std::vector<int64_t>{20, 21}));
+}
+
+TEST_F(BuildWatchTest, ACompileThatCannotFitAloneFailsTheBuildWithTheFigures) {
+  Compile(20, "huge.cu", 11);
+  // The cgroup charges more than the processes' RSS (page tables, tmpfs):
+  // 11.6 GiB of the 12, with nothing left to pause.
+  auto cgroup = cgroups_.Get(kCgroup).value();
+  cgroup.current = 11 * kGiB + 600 * (kGiB >> 10);
+  cgroups_.Put(kCgroup, cgroup);
+  auto watch = MakeWatch();
+  watch->Tick();
+  ASSERT_EQ(failures_.size(), 1u);
+  EXPECT_NE(failures_[0].find("fa: the compile nvcc /src/huge.cu cannot fit"), std::string::npos) << failures_[0];
+  EXPECT_EQ(events_, std::vector<std::string>{"build_failed"});
+  EXPECT_FALSE(watch->Stats("r1")->failure.empty());
+  watch->Tick();
+  EXPECT_EQ(failures_.size(), 1u) << "failed once";
+}
+
+TEST_F(BuildWatchTest, BuildsWithoutACgroupAreLeftAlone) {
+  Compile(20, "a.cu", 1);
+  Compile(30, "b.cu", 0);
+  builds_[0].cgroup.clear();
+  auto watch = MakeWatch();
+  watch->Tick();
+  EXPECT_TRUE(processes_.signals().empty());
+  EXPECT_FALSE(watch->Stats("r1"));
+}
+
+TEST_F(BuildWatchTest, TheThreadGovernsUntilStopped) {
+  Compile(20, "a.cu", 1);
+  Compile(30, "b.cu", 0);
+  auto watch = MakeWatch();
+  watch->Start();
+  for (int i = 0; i < 2000 && Signalled(SIGSTOP).empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  watch->Stop();
+  EXPECT_FALSE(Signalled(SIGSTOP).empty());
+  EXPECT_FALSE(Signalled(SIGCONT).empty());
+}
+
+}  // namespace
+}  // namespace gpuctl::build

@@ -1,0 +1,52 @@
+#include "agents/build/peak_history.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/fakes/temp_dir.h"
+
+namespace gpuctl::build {
+namespace {
+
+TEST(PeakHistory, RoundTripsThroughItsFile) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/build-peaks.json";
+  auto empty = PeakHistory::Load(path);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(empty->size(), 0u);
+  empty->Record({{"nvcc", "/src/a.cu (nvcc, 1 archs, 1 threads)", 4000}, {"nvcc", "", 9}, {"ptxas", "b", 0}});
+  empty->Record({{"nvcc", "/src/a.cu (nvcc, 1 archs, 1 threads)", 5000}});
+  ASSERT_TRUE(empty->Save(path).ok());
+  auto loaded = PeakHistory::Load(path);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_EQ(loaded->Peaks(), (std::map<std::string, uint64_t>{{"/src/a.cu (nvcc, 1 archs, 1 threads)", 5000}}));
+}
+
+TEST(PeakHistory, ForgetsTheOldestPastItsBound) {
+  PeakHistory history;
+  for (size_t i = 0; i < kMaxPeakHistory + 5; ++i) history.Record({{"nvcc", "f" + std::to_string(i), 1}});
+  EXPECT_EQ(history.size(), kMaxPeakHistory);
+  EXPECT_EQ(history.Peaks().count("f0"), 0u);
+  EXPECT_EQ(history.Peaks().count("f" + std::to_string(kMaxPeakHistory + 4)), 1u);
+  // The order of age survives a reload.
+  auto reloaded = PeakHistory::Parse(history.Serialize());
+  ASSERT_TRUE(reloaded.ok());
+  reloaded->Record({{"nvcc", "new", 1}});
+  EXPECT_EQ(reloaded->Peaks().count("f5"), 0u);
+  EXPECT_EQ(reloaded->Peaks().count("f6"), 1u);
+}
+
+TEST(PeakHistory, HostileFilesAreRefusedOrSkippedNeverThrown) {
+  EXPECT_FALSE(PeakHistory::Parse("").ok());
+  EXPECT_FALSE(PeakHistory::Parse("[1,2]").ok());
+  EXPECT_FALSE(PeakHistory::Parse("{\"peaks\": 3}").ok());
+  auto partial = PeakHistory::Parse(R"({"peaks": [["ok", 7], ["neg", -1], [1, 2], ["short"], "x"]})");
+  ASSERT_TRUE(partial.ok());
+  EXPECT_EQ(partial->Peaks(), (std::map<std::string, uint64_t>{{"ok", 7}}));
+  // A source path with bytes that are not UTF-8 still serializes.
+  PeakHistory history;
+  history.Record({{"nvcc", std::string("/src/\xff\xfe.cu"), 5}});
+  EXPECT_FALSE(history.Serialize().empty());
+}
+
+}  // namespace
+}  // namespace gpuctl::build
