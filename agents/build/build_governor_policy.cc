@@ -84,6 +84,12 @@ uint64_t BuildGovernor::WavePeak(const Tracked& tracked, uint32_t wave) const {
   return Predict(tracked) / waves.parallel * waves.lanes(wave);
 }
 
+uint32_t BuildGovernor::Waves::completed(uint32_t device_compiles_done) const {
+  uint32_t waves = 0, lanes_done = 0;
+  while (waves < count() && lanes_done + lanes(waves) <= device_compiles_done) lanes_done += lanes(waves++);
+  return waves;
+}
+
 bool BuildGovernor::PastPeaks(const Tracked& tracked) const {
   return tracked.waves_done >= WavesOf(tracked.last).count() && !tracked.in_wave;
 }
@@ -102,6 +108,17 @@ void BuildGovernor::Observe(Tracked& tracked, const TreeSample& sample) {
   tracked.last = sample;
   tracked.peak_rss = std::max(tracked.peak_rss, sample.rss_bytes);
   if (!tracked.in_wave) tracked.tail_max = std::max(tracked.tail_max, sample.rss_bytes);
+  Waves waves = WavesOf(sample);
+  if (sample.device_compiles_done && sample.program == "nvcc" && sample.archs > 0) {
+    // The processes say where the compile is: no guessing from the curve.
+    uint32_t done = waves.completed(*sample.device_compiles_done);
+    if (done > tracked.waves_done) {
+      tracked.waves_done = done;
+      tracked.tail_max = sample.rss_bytes;
+    }
+    tracked.in_wave = false;
+    return;
+  }
   if (!tracked.in_wave) {
     uint64_t expected = WavePeak(tracked, tracked.waves_done);
     if (expected > 0 && sample.rss_bytes >= Scale(expected, kWaveStart)) {

@@ -17,10 +17,12 @@
 //    archs); anything else: twice what it has shown, at least 1 GiB); never
 //    less than it has already shown;
 //  - nvcc compiles its archs min(threads, archs) at a time, in waves, each
-//    a peak (cicc) then a low tail (ptxas). A wave has passed once memory
-//    rose past half its prediction and fell back to half of what it
-//    reached; after it the tree reserves its tail, max(1.25 x now, 1.1 x the
-//    tail's high), plus the next wave's peak if one is left;
+//    a peak (cicc) then a low tail (ptxas, the host compile). A wave has
+//    passed once its cicc runs have ended (the agent sees the processes),
+//    or, from the memory curve alone, once memory rose past half its
+//    prediction and fell back to half of what it reached. After it the tree
+//    reserves its tail, max(1.25 x now, 1.1 x the tail's high), plus the
+//    next wave's peak if one is left;
 //  - trees are admitted first-fit, tails first, then oldest first, while
 //    what they hold now plus what the admitted may still grow fits
 //    budget - headroom - memory outside trees. The first is always admitted:
@@ -50,6 +52,10 @@ struct TreeSample {
   uint32_t threads = 1;    // nvcc --threads
   uint64_t rss_bytes = 0;  // the whole tree, now
   bool stopped = false;    // found stopped: an agent restarted while it was paused
+  // nvcc: how many of its cicc runs (one per arch, the peak of each) have
+  // ended, when the caller sees its processes. Unset: peaks are read from
+  // the memory curve alone (the simulator's recorded traces).
+  std::optional<uint32_t> device_compiles_done{};
 };
 
 struct GovernorConfig {
@@ -123,6 +129,8 @@ class BuildGovernor {
     uint32_t archs = 1;
     uint32_t count() const;
     uint32_t lanes(uint32_t wave) const;  // 0 past the last
+    // Waves whose every arch's device compile has ended.
+    uint32_t completed(uint32_t device_compiles_done) const;
   };
   static Waves WavesOf(const TreeSample& tree);
   uint64_t Model(const TreeSample& tree) const;

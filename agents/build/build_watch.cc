@@ -146,6 +146,7 @@ std::vector<TreeSample> BuildWatch::Sample(Run& run, uint64_t& other_bytes) {
   }
   BuildProcesses grouped = GroupCompileTrees(processes, page_bytes_);
   std::map<std::string, CompileCommand> commands;
+  std::map<std::string, std::set<int64_t>> ciccs_seen;
   run.members.clear();
   uint64_t in_trees = 0;
   for (const CompileTree& tree : grouped.trees) {
@@ -158,10 +159,19 @@ std::vector<TreeSample> BuildWatch::Sample(Run& run, uint64_t& other_bytes) {
     commands[id] = command;
     run.members[id] = tree.pids;
     in_trees += tree.rss_bytes;
-    samples.push_back({.id = id, .program = tree.program, .source = command.source, .archs = command.archs,
-                       .threads = command.threads, .rss_bytes = tree.rss_bytes, .stopped = tree.stopped});
+    TreeSample sample{.id = id, .program = tree.program, .source = command.source, .archs = command.archs,
+                      .threads = command.threads, .rss_bytes = tree.rss_bytes, .stopped = tree.stopped,
+                      .device_compiles_done = std::nullopt};
+    if (tree.program == "nvcc") {
+      // A cicc seen before and gone now has ended: one arch's peak is over.
+      std::set<int64_t>& seen = ciccs_seen[id] = run.ciccs_seen[id];
+      seen.insert(tree.cicc_pids.begin(), tree.cicc_pids.end());
+      sample.device_compiles_done = static_cast<uint32_t>(seen.size() - tree.cicc_pids.size());
+    }
+    samples.push_back(std::move(sample));
   }
   run.commands = std::move(commands);  // ended trees drop out
+  run.ciccs_seen = std::move(ciccs_seen);
   // The cgroup's charge, less reclaimable cache, less the trees: memory the
   // build holds outside its compiles (ninja, python, tmpfs). /proc's RSS of
   // the non-compilers is the floor when the cgroup cannot be read.

@@ -45,6 +45,7 @@ BuildProcesses GroupCompileTrees(const std::vector<sys::ProcStat>& processes, ui
     } else {
       tree.pids.push_back(pid);
     }
+    if (process->comm == "cicc") tree.cicc_pids.push_back(pid);
     bool stopped = process->state == 'T' || process->state == 't';
     auto [it, fresh] = all_stopped.try_emplace(root, stopped);
     if (!fresh) it->second = it->second && stopped;

@@ -20,6 +20,7 @@ struct CompileTree {
   std::vector<int64_t> pids;      // the root first, then every descendant
   uint64_t rss_bytes = 0;         // of the whole tree
   bool stopped = false;           // every live member is stopped (state T)
+  std::vector<int64_t> cicc_pids; // nvcc's device compiler: its peak (one per arch)
 };
 
 struct BuildProcesses {

@@ -74,6 +74,13 @@ Result<ProvisionOptions> NormalizeOptions(ProvisionOptions options, const Provis
   if (!options.ext.empty() && !IsPackageName(options.ext)) {
     return InvalidArgument("--ext '" + options.ext + "' is not a package name: give e.g. flash-attn");
   }
+  if (!options.ext_source.empty()) {
+    if (options.ext.empty()) return InvalidArgument("--ext-source needs --ext NAME, the package it builds");
+    if (!IsSafeAbsolutePath(options.ext_source)) {
+      return InvalidArgument("--ext-source '" + options.ext_source +
+                             "' must be an absolute path of letters, digits and . _ - / (no ..)");
+    }
+  }
   if (!options.container.empty() && (!IsDigits(options.container) || options.container.size() > 9)) {
     return InvalidArgument("--container '" + options.container + "' is not a Proxmox VMID (a number, e.g. 200)");
   }

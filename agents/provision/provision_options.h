@@ -36,6 +36,10 @@ struct ProvisionOptions {
   bool replace_driver = false;        // a driver in use may be replaced (CUDA jobs break until the reboot)
   bool secure_boot_enrolled = false;  // the DKMS signing key is enrolled: install under Secure Boot
   std::string torch_index;    // a wheel index URL (a mirror); empty: PyTorch's index for the CUDA
+  // The ext step builds `ext` from here (a source directory or sdist on the
+  // target, absolute), not from the package index; `ext` still names the
+  // module it checks by importing.
+  std::string ext_source;
 };
 
 struct ProvisionConfig {

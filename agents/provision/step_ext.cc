@@ -95,9 +95,18 @@ class ExtStep final : public Step {
     if (!live.ok()) return live.status();
     plan.notes.push_back("governed live: " + live->summary + " (a static plan would allow " + budget->explanation + ")");
 
+    // --no-build-isolation builds against the venv's torch, so the venv needs
+    // the build's own tools too: flash-attn's setup.py imports packaging and
+    // psutil, and torch's BuildExtension compiles in parallel only with ninja.
+    StepAction tools;
+    tools.argv = {"uv", "pip", "install", "--python", VenvPython(context_.options), "setuptools", "wheel",
+                  "packaging", "psutil", "ninja"};
+    plan.actions.push_back(tools);
+
     StepAction build;
+    const std::string& source = context_.options.ext_source;
     build.argv = {"uv", "pip", "install", "--python", VenvPython(context_.options), "--no-build-isolation",
-                  context_.options.ext};
+                  source.empty() ? context_.options.ext : source};
     build.env = budget->env;
     for (const char* key : {"MAX_JOBS", "CMAKE_BUILD_PARALLEL_LEVEL", "NVCC_THREADS"}) build.env[key] = live->env[key];
     build.env["CUDA_HOME"] = CudaHome(**toolkit);

@@ -16,7 +16,7 @@ struct ProvisionFlags {
   std::string node;
   bool dry_run = false;
   std::vector<std::string> steps;
-  std::string cuda, torch, venv, ext, container, driver_branch, torch_index;
+  std::string cuda, torch, venv, ext, container, driver_branch, torch_index, ext_source;
   bool replace_driver = false;
   bool secure_boot_enrolled = false;
 };
@@ -36,6 +36,7 @@ void RunProvision(CommandContext& ctx, const ProvisionFlags& flags) {
   request.set_torch_version(flags.torch);
   request.set_venv_path(flags.venv);
   request.set_ext(flags.ext);
+  request.set_ext_source(flags.ext_source);
   request.set_container(flags.container);
   request.set_driver_branch(flags.driver_branch);
   request.set_replace_driver(flags.replace_driver);
@@ -101,6 +102,8 @@ void AddProvisionCommand(CLI::App& app, CommandContext& context) {
   node->add_option("--torch", flags->torch, "PyTorch version (default 2.10.0)");
   node->add_option("--venv", flags->venv, "The venv's absolute path (default /opt/gpuctl/venv)");
   node->add_option("--ext", flags->ext, "A CUDA extension to build, e.g. flash-attn");
+  node->add_option("--ext-source", flags->ext_source,
+                   "Build --ext from this source directory or sdist on the node (absolute), not the package index");
   node->add_option("--container", flags->container,
                    "Proxmox LXC VMID: provision inside that container (default: the node's, from node add --container)");
   node->add_option("--driver-branch", flags->driver_branch,

@@ -57,6 +57,28 @@ json JobEventToJson(const v1::JobEvent& e) {
   return out;
 }
 
+namespace {
+
+// A build's options and the live governor's figures (null: not a build).
+json BuildJson(const v1::BuildOptions& options, const v1::BuildStatus& b) {
+  return {{"mem_budget_bytes", options.has_mem_budget_bytes() ? json(options.mem_budget_bytes()) : json(nullptr)},
+          {"cpus", options.cpus()},
+          {"archs", json(std::vector<std::string>(options.archs().begin(), options.archs().end()))},
+          {"budget_bytes", b.budget_bytes()},
+          {"headroom_bytes", b.headroom_bytes()},
+          {"running", b.running()},
+          {"paused", b.paused()},
+          {"pauses", b.pauses()},
+          {"paused_seconds", b.paused_seconds()},
+          {"compiles_done", b.compiles_done()},
+          {"in_use_bytes", b.in_use_bytes()},
+          {"peak_bytes", b.peak_bytes()},
+          {"oom_kills", b.oom_kills()},
+          {"failure", b.failure()}};
+}
+
+}  // namespace
+
 json JobToJson(const v1::Job& job, int64_t now_unix_ms) {
   const v1::JobSpec& spec = job.spec();
   json command = json::array();
@@ -129,6 +151,8 @@ json JobToJson(const v1::Job& job, int64_t now_unix_ms) {
       {"priority", spec.priority()},
       {"queue_position", job.state() == v1::JOB_STATE_QUEUED ? json(job.queue_position()) : json(nullptr)},
       {"waiting_for", job.waiting_for()},
+      {"kind", spec.kind().empty() ? "train" : spec.kind()},
+      {"build", spec.kind() == "build" ? BuildJson(spec.build(), job.build()) : json(nullptr)},
   };
 }
 

@@ -148,5 +148,38 @@ TEST(BuildGovernor, TreesFoundStoppedAreAdoptedAsPausedAndResumedWhenTheyFit) {
   EXPECT_EQ(decision.resume, std::vector<std::string>{"s"});
 }
 
+TEST(BuildGovernor, AnEndedCiccEndsTheWaveEvenBelowThePrediction) {
+  // A light kernel peaks at 3 GiB, under half the 6.5 GiB model: its curve
+  // alone never shows a wave; its processes do.
+  BuildGovernor governor(Budget(10 * kGiB));
+  auto nvcc = [](std::string id, uint64_t rss, uint32_t ciccs_done) {
+    TreeSample sample = Nvcc(std::move(id), rss);
+    sample.device_compiles_done = ciccs_done;
+    return sample;
+  };
+  EXPECT_EQ(governor.Tick({nvcc("a", 3 * kGiB, 0), nvcc("b", 10 * kMiB, 0)}, 0).pause, std::vector<std::string>{"b"});
+  // cicc still running at 3 GiB (it may yet reach the model's 6.5 GiB).
+  EXPECT_TRUE(governor.Tick({nvcc("a", 3 * kGiB, 0), nvcc("b", 10 * kMiB, 0)}, 0).resume.empty());
+  // Its cicc ended: ptxas and the host compile hold 1 GiB, b fits beside it.
+  EXPECT_EQ(governor.Tick({nvcc("a", kGiB, 1), nvcc("b", 10 * kMiB, 0)}, 0).resume, std::vector<std::string>{"b"});
+}
+
+TEST(BuildGovernor, WavesCountTheirArchsDeviceCompiles) {
+  // 5 archs on 4 threads: the first wave is 4 cicc runs, the second one.
+  BuildGovernor governor(Budget(100 * kGiB));
+  TreeSample five = Nvcc("five", kGiB, 5, 4);
+  for (uint32_t done : {0u, 3u}) {
+    five.device_compiles_done = done;
+    governor.Tick({five}, 0);
+    EXPECT_EQ(governor.Tick({five}, 0).planned_bytes, 4 * kNvccPeakOneArchBytes) << done;
+  }
+  five.device_compiles_done = 4;
+  five.rss_bytes = 2 * kGiB;
+  // Past the first wave: its tail (2.5 GiB) and one more arch's peak.
+  EXPECT_EQ(governor.Tick({five}, 0).planned_bytes, 2 * kGiB + kGiB / 2 + kNvccPeakOneArchBytes);
+  five.device_compiles_done = 5;
+  EXPECT_EQ(governor.Tick({five}, 0).planned_bytes, 2 * kGiB + kGiB / 2);
+}
+
 }  // namespace
 }  // namespace gpuctl::build

@@ -183,5 +183,19 @@ TEST_F(BuildWatchTest, TheThreadGovernsUntilStopped) {
   EXPECT_FALSE(Signalled(SIGCONT).empty());
 }
 
+TEST_F(BuildWatchTest, ACompileWhoseCiccEndedLetsTheNextOneRun) {
+  Compile(20, "a.cu", 3);
+  Compile(30, "b.cu", 0);
+  Compile(40, "c.cu", 0);
+  auto watch = MakeWatch();
+  watch->Tick();
+  ASSERT_EQ(Signalled(SIGSTOP), (std::vector<int64_t>{30, 31, 40, 41}));
+  // a's cicc (21) ended; its ptxas (22) holds 1 GiB.
+  Exit(21);
+  Spawn({.pid = 22, .comm = "ptxas", .ppid = 20, .rss_kib = 1 * kKiBPerGiB}, {"ptxas"});
+  watch->Tick();
+  EXPECT_EQ(Signalled(SIGCONT), (std::vector<int64_t>{30, 31}));
+}
+
 }  // namespace
 }  // namespace gpuctl::build
