@@ -11,9 +11,10 @@ namespace {
 uint64_t Scale(uint64_t bytes, double factor) { return static_cast<uint64_t>(static_cast<double>(bytes) * factor); }
 uint64_t Less(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
-// A wave's peak is seen once memory has passed half the prediction and
-// fallen back to half of what it reached.
-constexpr double kWaveStart = 0.5;
+// A wave's peak is seen once memory has passed 40% of the prediction (a
+// light kernel peaks at 3 GiB against the model's 6.5) and fallen back to
+// half of what it reached.
+constexpr double kWaveStart = 0.4;
 constexpr double kWaveEnd = 0.5;
 // Margins on learned peaks: a peer or an earlier build is a good guess, not
 // a bound.
@@ -107,20 +108,11 @@ uint64_t BuildGovernor::Reservation(const Tracked& tracked) const {
 void BuildGovernor::Observe(Tracked& tracked, const TreeSample& sample) {
   tracked.last = sample;
   tracked.peak_rss = std::max(tracked.peak_rss, sample.rss_bytes);
-  if (!tracked.in_wave) tracked.tail_max = std::max(tracked.tail_max, sample.rss_bytes);
-  Waves waves = WavesOf(sample);
-  if (sample.device_compiles_done && sample.program == "nvcc" && sample.archs > 0) {
-    // The processes say where the compile is: no guessing from the curve.
-    uint32_t done = waves.completed(*sample.device_compiles_done);
-    if (done > tracked.waves_done) {
-      tracked.waves_done = done;
-      tracked.tail_max = sample.rss_bytes;
-    }
-    tracked.in_wave = false;
-    return;
-  }
+  // The curve: a wave's peak has passed once memory rose past 40% of the
+  // wave's prediction and fell back to half of what it reached.
   if (!tracked.in_wave) {
-    uint64_t expected = WavePeak(tracked, tracked.waves_done);
+    tracked.tail_max = std::max(tracked.tail_max, sample.rss_bytes);
+    uint64_t expected = WavePeak(tracked, tracked.curve_waves);
     if (expected > 0 && sample.rss_bytes >= Scale(expected, kWaveStart)) {
       tracked.in_wave = true;
       tracked.wave_max = sample.rss_bytes;
@@ -129,9 +121,25 @@ void BuildGovernor::Observe(Tracked& tracked, const TreeSample& sample) {
     tracked.wave_max = std::max(tracked.wave_max, sample.rss_bytes);
     if (sample.rss_bytes <= Scale(tracked.wave_max, kWaveEnd)) {
       tracked.in_wave = false;
-      tracked.tail_max = sample.rss_bytes;
-      ++tracked.waves_done;
+      ++tracked.curve_waves;
     }
+  }
+  uint32_t waves = tracked.curve_waves;
+  Waves shape = WavesOf(sample);
+  if (sample.device_compiles_done && sample.program == "nvcc" && sample.archs > 0) {
+    // The processes: a wave is over for sure once its cicc runs ended. The
+    // curve may see the wave under way peak first (cicc's front end peaks,
+    // then its optimizer runs low), but never more than that one wave.
+    uint32_t ended = shape.completed(*sample.device_compiles_done);
+    if (ended > tracked.curve_waves) {
+      tracked.curve_waves = ended;
+      tracked.in_wave = false;
+    }
+    waves = std::max(ended, std::min(tracked.curve_waves, ended + 1));
+  }
+  if (waves > tracked.waves_done) {
+    tracked.waves_done = waves;
+    tracked.tail_max = sample.rss_bytes;
   }
 }
 

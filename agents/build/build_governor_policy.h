@@ -18,9 +18,9 @@
 //    less than it has already shown;
 //  - nvcc compiles its archs min(threads, archs) at a time, in waves, each
 //    a peak (cicc) then a low tail (ptxas, the host compile). A wave has
-//    passed once its cicc runs have ended (the agent sees the processes),
-//    or, from the memory curve alone, once memory rose past half its
-//    prediction and fell back to half of what it reached. After it the tree
+//    passed once memory rose past 40% of its prediction and fell back to
+//    half of what it reached, or once its cicc runs ended (the agent sees
+//    the processes; the curve may run at most one wave ahead of them). After it the tree
 //    reserves its tail, max(1.25 x now, 1.1 x the tail's high), plus the
 //    next wave's peak if one is left;
 //  - trees are admitted first-fit, tails first, then oldest first, while
@@ -111,7 +111,8 @@ class BuildGovernor {
     uint64_t age = 0;  // order of first sight
     TreeSample last;
     uint64_t peak_rss = 0;
-    uint32_t waves_done = 0;
+    uint32_t waves_done = 0;   // waves whose peak has passed
+    uint32_t curve_waves = 0;  // as the memory curve alone shows them
     bool in_wave = false;
     uint64_t wave_max = 0;       // of the wave under way
     uint64_t tail_max = 0;       // since the last wave ended

@@ -148,6 +148,7 @@ std::vector<TreeSample> BuildWatch::Sample(Run& run, uint64_t& other_bytes) {
   std::map<std::string, CompileCommand> commands;
   std::map<std::string, std::set<int64_t>> ciccs_seen;
   run.members.clear();
+  run.running.clear();
   uint64_t in_trees = 0;
   for (const CompileTree& tree : grouped.trees) {
     std::string id = TreeId(tree);
@@ -158,6 +159,7 @@ std::vector<TreeSample> BuildWatch::Sample(Run& run, uint64_t& other_bytes) {
     }
     commands[id] = command;
     run.members[id] = tree.pids;
+    run.running[id] = tree.running;
     in_trees += tree.rss_bytes;
     TreeSample sample{.id = id, .program = tree.program, .source = command.source, .archs = command.archs,
                       .threads = command.threads, .rss_bytes = tree.rss_bytes, .stopped = tree.stopped,
@@ -195,15 +197,26 @@ void BuildWatch::Govern(Run& run) {
   uint64_t other = 0;
   std::vector<TreeSample> samples = Sample(run, other);
   GovernorDecision decision = run.governor->Tick(samples, other);
+  if (spdlog::should_log(spdlog::level::debug)) {
+    for (const TreeSample& sample : samples) {
+      spdlog::debug("build '{}': tree {} {} {}: {} now, {} device compiles done, predicted peak {}", run.job.name,
+                    sample.id, sample.program, sample.source, FormatBytes(sample.rss_bytes),
+                    sample.device_compiles_done.value_or(0), FormatBytes(run.governor->PredictedPeak(sample.id)));
+    }
+    spdlog::debug("build '{}': other {}, planned {}, {} running, {} paused", run.job.name, FormatBytes(other),
+                  FormatBytes(decision.planned_bytes), decision.running, decision.paused);
+  }
   for (const std::string& id : decision.pause) run.paused.insert(id);
   for (const std::string& id : decision.resume) {
     run.paused.erase(id);
     SignalTree(run, id, SIGCONT);
   }
   // Every tick, not only at the pause: a child the root forked just before
-  // its SIGSTOP would otherwise run on.
+  // its SIGSTOP would otherwise run on. Only what is not stopped yet.
   std::erase_if(run.paused, [&](const std::string& id) { return run.members.count(id) == 0; });
-  for (const std::string& id : run.paused) SignalTree(run, id, SIGSTOP);
+  for (const std::string& id : run.paused) {
+    for (int64_t pid : run.running[id]) (void)processes_.Signal(pid, SIGSTOP);
+  }
 
   auto now = clock_.SteadyNow();
   double elapsed = std::chrono::duration<double>(now - run.last_tick).count();
@@ -245,6 +258,12 @@ void BuildWatch::Govern(Run& run) {
 void BuildWatch::Finish(Run& run) {
   for (const std::string& id : run.paused) SignalTree(run, id, SIGCONT);
   BuildStats& stats = run.stats;
+  // The compiles that ended with the build, since its last tick.
+  run.governor->Tick({}, 0);
+  std::vector<FinishedCompile> finished = run.governor->TakeFinished();
+  stats.compiles_done += finished.size();
+  history_.Record(finished);
+  history_dirty_ = history_dirty_ || !finished.empty();
   stats.running = stats.paused = 0;
   stats.in_use_bytes = 0;
   {

@@ -99,6 +99,7 @@ class BuildWatch {
     std::unique_ptr<BuildGovernor> governor;
     std::map<std::string, CompileCommand> commands;       // tree id -> its command line
     std::map<std::string, std::vector<int64_t>> members;  // tree id -> pids, as of the last tick
+    std::map<std::string, std::vector<int64_t>> running;  // tree id -> its pids not stopped
     std::map<std::string, std::set<int64_t>> ciccs_seen;  // tree id -> its cicc runs so far
     std::set<std::string> paused;
     BuildStats stats;

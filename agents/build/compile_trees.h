@@ -18,6 +18,7 @@ struct CompileTree {
   uint64_t root_start_ticks = 0;  // with the pid, names the tree for good
   std::string program;            // the root's comm: "nvcc", "g++", "ptxas"
   std::vector<int64_t> pids;      // the root first, then every descendant
+  std::vector<int64_t> running;   // those not stopped (state T): what a pause must still stop
   uint64_t rss_bytes = 0;         // of the whole tree
   bool stopped = false;           // every live member is stopped (state T)
   std::vector<int64_t> cicc_pids; // nvcc's device compiler: its peak (one per arch)

@@ -8,6 +8,10 @@
 # The one whose CUDA major differs from the local toolkit's is the incident's
 # mismatch, for real: the torch step installs it, imports it and fails,
 # naming both majors (exit 1). The other imports and is done; a rerun skips it.
+# Then, as root (job cgroups), the ext step builds a real CUDA extension on
+# that torch (tests/build_proof/proof_ext: two of flash-attn 2.8.3's kernels
+# and a module) with --ext-source, as a governed build job: it imports, and
+# the job's figures show its compiles governed with 0 OOM kills.
 # About 7 GB is downloaded once into uv's cache under BUILD_DIR/_cache/uv.
 # Exit 77 (ctest SKIP) without nvcc, Python 3.11, uv or the index, or with
 # under 20 GB free.
@@ -42,12 +46,19 @@ work=$(mktemp -d /tmp/gpuctl-torch.XXXXXX)
 agent_pid=
 cleanup() {
   [[ -n $agent_pid ]] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
+  tmux -L "gpuctl-torch-$$" kill-server 2>/dev/null || true
+  for cg in /sys/fs/cgroup/memory/gpuctl-torch-$$/*/ /sys/fs/cgroup/memory/gpuctl-torch-$$ \
+    /sys/fs/cgroup/gpuctl-torch-$$/*/ /sys/fs/cgroup/gpuctl-torch-$$; do
+    [[ -d $cg ]] && rmdir "$cg" 2>/dev/null || true
+  done
   rm -rf "$work"
 }
 trap cleanup EXIT
 mkdir -p "$work/state" "$build/_cache/uv"
+guard=(--guard off)
+[[ $EUID -eq 0 ]] && guard=(--cgroup-parent "/gpuctl-torch-$$")
 PATH="$(dirname "$uv"):$PATH" UV_CACHE_DIR="$build/_cache/uv" "$build/daemon/gpuctld" \
-  --listen "unix:$work/gpuctld.sock" --state-dir "$work/state" --tmux-socket "gpuctl-torch-$$" --guard off \
+  --listen "unix:$work/gpuctld.sock" --state-dir "$work/state" --tmux-socket "gpuctl-torch-$$" "${guard[@]}" \
   --no-lock-memory --nvml-library /nonexistent --nvidia-smi /nonexistent --provision-root / 2>"$work/gpuctld.log" &
 agent_pid=$!
 for _ in $(seq 100); do [[ -S $work/gpuctld.sock ]] && break; sleep 0.1; done
@@ -86,4 +97,34 @@ for version in 2.9.1 2.11.0; do
 done
 say "matched the toolkit: ${matched[*]:-none}; mismatched: ${mismatched[*]:-none}"
 ((${#matched[@]} > 0)) || fail "no torch from the index matched CUDA $toolkit"
+
+[[ $EUID -eq 0 ]] || { say "PASS (the ext step needs root for its job cgroup: not run)"; exit 0; }
+# The ext step on the torch that matches: a real CUDA extension, governed.
+if [[ ${mismatched[*]:-} == *"$version"* ]]; then
+  g provision node --steps torch --venv "$venv" --torch "${matched[0]}" --torch-index "$index" >/dev/null 2>&1 \
+    || fail "reinstalling torch ${matched[0]}"
+fi
+rc=0
+flash=$(python3 "$here/fetch_sdist.py" flash-attn 2.8.3 "$build/_cache") || rc=$?
+[[ $rc == 0 ]] || { [[ $rc == 77 ]] && skip "flash-attn's sources could not be fetched"; fail "fetch_sdist.py exited $rc"; }
+cp -r "$here/proof_ext" "$work/proof_ext"
+ln -s "$flash" "$work/proof_ext/flash_attn_src"
+start=$SECONDS
+g provision node --steps ext --ext gpuctl-proof-ext --ext-source "$work/proof_ext" --venv "$venv" \
+  >"$work/ext.out" 2>&1 || { cat "$work/ext.out"; tail -n 40 "$work/state/jobs/provision-ext-gpuctl-proof-ext/output.log" 2>/dev/null; fail "the ext step"; }
+took=$((SECONDS - start))
+"$venv/bin/python" -c 'import gpuctl_proof_ext; assert gpuctl_proof_ext.__version__ == "1.0"' \
+  || fail "the extension the ext step built does not import"
+status=$(g -o json train status provision-ext-gpuctl-proof-ext)
+read -r kind state oom done peak < <(python3 -c '
+import json, sys
+j = json.loads(sys.argv[1]); b = j.get("build") or {}
+print(j["kind"], j["state"], b.get("oom_kills", -1), b.get("compiles_done", 0), b.get("peak_bytes", 0))' "$status")
+say "ext step: built in ${took} s as a $kind job, $state; $done compiles governed, peak $((peak >> 20)) MiB, $oom OOM kills"
+[[ $kind == build && $state == succeeded ]] || fail "the ext build job: $status"
+((oom == 0)) || fail "the ext build had $oom OOM kills"
+((done >= 2)) || fail "the governor saw $done compiles of the extension's two kernels"
+g provision node --steps ext --ext gpuctl-proof-ext --ext-source "$work/proof_ext" --venv "$venv" >"$work/ext-rerun.out" 2>&1 \
+  || fail "the ext rerun"
+grep -q "ext *skipped" "$work/ext-rerun.out" || { cat "$work/ext-rerun.out"; fail "the ext rerun did not skip"; }
 say "PASS"

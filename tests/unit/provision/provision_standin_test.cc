@@ -320,8 +320,14 @@ TEST_F(ProvisionStandinTest, DryRunPrintsTheExactCommandsAndRunsNone) {
   EXPECT_EQ(cuda->commands.back().argv,
             (std::vector<std::string>{"write", config.system_root + "/etc/profile.d/gpuctl-cuda.sh"}));
   const StepReport* ext = LastReport(*result, "ext");
-  ASSERT_EQ(ext->commands.size(), 1u);
-  EXPECT_EQ(ext->commands[0].env.at("FLASH_ATTN_CUDA_ARCHS"), "90");
+  ASSERT_EQ(ext->commands.size(), 2u);
+  // The build's own tools first (--no-build-isolation imports them), then the build.
+  std::vector<std::string> tools = ext->commands[0].argv;
+  ASSERT_EQ(tools.size(), 10u);
+  tools[4] = "VENV";
+  EXPECT_EQ(tools, (std::vector<std::string>{"uv", "pip", "install", "--python", "VENV", "setuptools", "wheel",
+                                             "packaging", "psutil", "ninja"}));
+  EXPECT_EQ(ext->commands[1].env.at("FLASH_ATTN_CUDA_ARCHS"), "90");
   EXPECT_EQ(builds->builds.size(), 0u);
   // The driver step already plans the CUDA repository and apt-get update: the
   // cuda step shows only what is its own.
