@@ -2,6 +2,7 @@
 // torch, for the archs of the GPUs present only, with MAX_JOBS from the build
 // governor's memory model, as a guarded job so a runaway build is the one the
 // memory guard kills.
+#include <algorithm>
 #include <set>
 
 #include "agents/build/build_spec.h"
@@ -9,6 +10,7 @@
 #include "agents/provision/cuda_toolkit.h"
 #include "agents/provision/steps.h"
 #include "agents/provision/venv_python.h"
+#include "agents/sys/text_fields.h"
 #include "common/units.h"
 
 namespace gpuctl::provision {
@@ -83,6 +85,17 @@ class ExtStep final : public Step {
     input.cpus = context_.facts.cpus;
     auto budget = PlanBuildBudget(input);
     if (!budget.ok()) return budget.status();
+    // One compile must fit: with fewer archs at once (NVCC_THREADS) if need
+    // be, before refusing.
+    while (!budget->fits && input.nvcc_threads > 1) {
+      input.nvcc_threads = std::min<uint32_t>(input.nvcc_threads, budget->threads_per_job) - 1;
+      budget = PlanBuildBudget(input);
+      if (!budget.ok()) return budget.status();
+      if (budget->fits) {
+        plan.notes.push_back("NVCC_THREADS=" + std::to_string(input.nvcc_threads) +
+                             " so that one compile of all its archs fits the budget");
+      }
+    }
     if (!budget->fits) {
       return Refusal("not even one compile job of " + context_.options.ext + " fits in memory: " + budget->explanation +
                      ". Free memory (stop jobs) or add swap, then rerun");
@@ -93,7 +106,6 @@ class ExtStep final : public Step {
                                     {.cpus = context_.facts.cpus,
                                      .gpu_capabilities = context_.facts.compute_capabilities});
     if (!live.ok()) return live.status();
-    plan.notes.push_back("governed live: " + live->summary + " (a static plan would allow " + budget->explanation + ")");
 
     // --no-build-isolation builds against the venv's torch, so the venv needs
     // the build's own tools too: flash-attn's setup.py imports packaging and
@@ -108,7 +120,15 @@ class ExtStep final : public Step {
     build.argv = {"uv", "pip", "install", "--python", VenvPython(context_.options), "--no-build-isolation",
                   source.empty() ? context_.options.ext : source};
     build.env = budget->env;
-    for (const char* key : {"MAX_JOBS", "CMAKE_BUILD_PARALLEL_LEVEL", "NVCC_THREADS"}) build.env[key] = live->env[key];
+    // Parallelism for the CPUs, at the fewest NVCC_THREADS either plan allows.
+    uint32_t threads = std::min<uint32_t>(input.nvcc_threads, sys::ToNumber<uint32_t>(live->env["NVCC_THREADS"]).value_or(1));
+    build.env["NVCC_THREADS"] = std::to_string(threads);
+    build.env["MAX_JOBS"] = std::to_string(std::max(1u, context_.facts.cpus / threads));
+    build.env["CMAKE_BUILD_PARALLEL_LEVEL"] = live->env["CMAKE_BUILD_PARALLEL_LEVEL"];
+    plan.notes.push_back("governed live: budget " + FormatBytes(budget->budget_bytes) + ", MAX_JOBS=" +
+                         build.env["MAX_JOBS"] + " NVCC_THREADS=" + build.env["NVCC_THREADS"] + " for " +
+                         std::to_string(context_.facts.cpus) + " CPUs (a static plan would allow " +
+                         budget->explanation + ")");
     build.env["CUDA_HOME"] = CudaHome(**toolkit);
     build.guarded = true;
     build.mem_limit_bytes = budget->budget_bytes;

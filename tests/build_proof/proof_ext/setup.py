@@ -16,10 +16,11 @@ kernels = ["flash_fwd_hdim32_fp16_sm80.cu", "flash_fwd_hdim32_bf16_sm80.cu"]
 setup(
     name="gpuctl-proof-ext",
     version="1.0",
+    packages=["gpuctl_proof_ext"],
     ext_modules=[
         CUDAExtension(
-            "gpuctl_proof_ext",
-            sources=["gpuctl_proof_ext.cpp"] + [os.path.join(flash, "flash_attn", "src", k) for k in kernels],
+            "gpuctl_proof_ext._C",
+            sources=["gpuctl_proof_ext/_C.cpp"] + [os.path.join(flash, "flash_attn", "src", k) for k in kernels],
             include_dirs=[os.path.join(flash, "flash_attn"), os.path.join(flash, "flash_attn", "src"),
                           os.path.join(flash, "cutlass", "include")],
             extra_compile_args={

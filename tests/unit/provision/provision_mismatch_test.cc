@@ -263,5 +263,42 @@ TEST_F(ProvisionMismatchTest, LxcGuestWithoutAHostModuleIsRefused) {
   EXPECT_THAT(LastReport(*result, "driver")->failure->message, HasSubstr("install the driver on the Proxmox host first"));
 }
 
+// No GPU seen: flash-attn's five default archs on four threads need 26 GiB
+// a compile, more than the 22 GiB here: fewer archs at once, not a refusal.
+TEST_F(ProvisionMismatchTest, ExtLowersNvccThreadsUntilOneCompileFits) {
+  VenvWithTorch("cu130");
+  facts.compute_capabilities.clear();
+  facts.mem_available_bytes = uint64_t{22} << 30;
+  facts.cpus = 2;
+  ProvisionOptions options;
+  options.steps = {"ext"};
+  options.ext = "flash-attn";
+  auto result = Provision(options);
+  ASSERT_TRUE(result.ok());
+  ASSERT_TRUE(result->ok) << LastReport(*result, "ext")->detail;
+  ASSERT_EQ(builds->builds.size(), 1u);
+  // 22 GiB less the 4 GiB reserve holds two archs' 13 GiB, not three's 19.5.
+  EXPECT_EQ(builds->builds[0].env.at("NVCC_THREADS"), "2");
+  EXPECT_EQ(builds->builds[0].env.at("MAX_JOBS"), "1");
+  EXPECT_EQ(builds->builds[0].env.at("FLASH_ATTN_CUDA_ARCHS"), "80;90;100;110;120");
+  bool noted = false;
+  for (const auto& note : LastReport(*result, "ext")->notes) noted = noted || note.find("NVCC_THREADS=2") == 0;
+  EXPECT_TRUE(noted);
+}
+
+TEST_F(ProvisionMismatchTest, ExtIsRefusedWhenNotEvenOneArchOfOneCompileFits) {
+  VenvWithTorch("cu130");
+  facts.compute_capabilities.clear();
+  facts.mem_available_bytes = uint64_t{6} << 30;  // 2 GiB above the reserve: under one arch's 6.5
+  ProvisionOptions options;
+  options.steps = {"ext"};
+  options.ext = "flash-attn";
+  auto refused = Provision(options);
+  ASSERT_TRUE(refused.ok());
+  EXPECT_TRUE(refused->refused);
+  EXPECT_THAT(LastReport(*refused, "ext")->failure->message, HasSubstr("not even one compile job"));
+  EXPECT_TRUE(builds->builds.empty());
+}
+
 }  // namespace
 }  // namespace gpuctl::provision
