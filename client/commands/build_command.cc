@@ -2,11 +2,9 @@
 //              [--cpus N] [--archs 9.0,10.0] [--wait] -- COMMAND ARGS...
 #include "client/commands/build_command.h"
 
-#include <filesystem>
 #include <memory>
 #include <ostream>
 
-#include "client/agent_address.h"
 #include "client/agent_client.h"
 #include "client/build_request.h"
 #include "client/commands/command_context.h"
@@ -19,16 +17,9 @@ namespace {
 void RunBuild(CommandContext& ctx, BuildFlags flags) {
   if (Status s = CheckCommandAfterSeparator(ctx.args, flags.job.command); !s.ok()) return ctx.Fail(s);
   if (flags.job.name.empty()) flags.job.name = DefaultBuildName(NowUnixMs());
-  std::string address = ChooseAgentAddress(ctx.global.agent, ctx.env_agent);
-  bool runs_here = ctx.global.node.empty() && flags.job.container.empty() &&
-                   (address.rfind("unix:", 0) == 0 || address.rfind('/', 0) == 0);
-  std::string client_cwd;
-  if (runs_here) {
-    std::error_code ec;
-    client_cwd = std::filesystem::current_path(ec).string();
-    if (ec) return ctx.Fail(ErrnoError("reading the current directory", ec.value()));
-  }
-  Result<v1::StartJobRequest> request = BuildBuildJobRequest(flags, client_cwd);
+  Result<std::string> client_cwd = LocalJobCwd(ctx, flags.job.container);
+  if (!client_cwd.ok()) return ctx.Fail(client_cwd.status());
+  Result<v1::StartJobRequest> request = BuildBuildJobRequest(flags, *client_cwd);
   if (!request.ok()) return ctx.Fail(request.status());
   auto agent = ctx.ConnectAgent();
   if (!agent.ok()) return ctx.Fail(agent.status());

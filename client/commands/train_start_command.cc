@@ -14,18 +14,9 @@ namespace {
 
 void RunStart(CommandContext& ctx, const TrainStartFlags& flags) {
   if (Status s = CheckCommandAfterSeparator(ctx.args, flags.command); !s.ok()) return ctx.Fail(s);
-  // This directory is the job's only when the job runs on this host: a
-  // local agent (unix socket), not --node, not a TCP agent, not --container.
-  std::string address = ChooseAgentAddress(ctx.global.agent, ctx.env_agent);
-  bool job_runs_here = ctx.global.node.empty() && flags.container.empty() &&
-                       (address.rfind("unix:", 0) == 0 || address.rfind('/', 0) == 0);
-  std::string client_cwd;
-  if (job_runs_here) {
-    std::error_code ec;
-    client_cwd = std::filesystem::current_path(ec).string();
-    if (ec) return ctx.Fail(ErrnoError("reading the current directory", ec.value()));
-  }
-  Result<v1::StartJobRequest> request = BuildStartJobRequest(flags, client_cwd);
+  Result<std::string> client_cwd = LocalJobCwd(ctx, flags.container);
+  if (!client_cwd.ok()) return ctx.Fail(client_cwd.status());
+  Result<v1::StartJobRequest> request = BuildStartJobRequest(flags, *client_cwd);
   if (!request.ok()) return ctx.Fail(request.status());
   auto agent = ctx.ConnectAgent();
   if (!agent.ok()) return ctx.Fail(agent.status());
@@ -36,6 +27,19 @@ void RunStart(CommandContext& ctx, const TrainStartFlags& flags) {
 }
 
 }  // namespace
+
+Result<std::string> LocalJobCwd(CommandContext& ctx, const std::string& container) {
+  // This directory is the job's only when the job runs on this host: a
+  // local agent (unix socket), not --node, not a TCP agent, not --container.
+  std::string address = ChooseAgentAddress(ctx.global.agent, ctx.env_agent);
+  bool job_runs_here = ctx.global.node.empty() && container.empty() &&
+                       (address.rfind("unix:", 0) == 0 || address.rfind('/', 0) == 0);
+  if (!job_runs_here) return std::string();
+  std::error_code ec;
+  std::string cwd = std::filesystem::current_path(ec).string();
+  if (ec) return ErrnoError("reading the current directory", ec.value());
+  return cwd;
+}
 
 void AddTrainStartCommand(CLI::App& train, CommandContext& context) {
   auto flags = std::make_shared<TrainStartFlags>();

@@ -22,6 +22,12 @@ void AddTrainStopCommand(CLI::App& train, CommandContext& context);
 void AddTrainLogsCommand(CLI::App& train, CommandContext& context);
 void AddTrainRemoveCommand(CLI::App& train, CommandContext& context);
 
+// The directory a job started from here runs in unless --cwd says otherwise:
+// this one when the job runs on this host (a local agent on its unix socket;
+// not --node, a TCP agent or `container`), else empty (the agent chooses).
+// Errors: the current directory cannot be read.
+Result<std::string> LocalJobCwd(CommandContext& context, const std::string& container);
+
 // Writes a job's log to stdout byte for byte; with request.follow, until
 // the job has ended, resuming across dropped streams.
 Status WriteJobLog(CommandContext& context, AgentClient& client, const v1::StreamLogsRequest& request);

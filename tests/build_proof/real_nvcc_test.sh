@@ -106,7 +106,7 @@ run_limited() {
     done) &
     watcher=$!
   fi
-  wait "$pid" || r_exit=$?
+  { wait "$pid"; } 2>/dev/null || r_exit=$?  # (bash would print "Killed")
   [[ -n $watcher ]] && wait "$watcher"
   r_wall=$((SECONDS - start))
   if [[ $cgv == 1 ]]; then

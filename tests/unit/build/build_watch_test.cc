@@ -68,6 +68,17 @@ class BuildWatchTest : public ::testing::Test {
     return std::make_unique<BuildWatch>(options, hooks, cgroups_, processes_, fs_, clock_);
   }
 
+  // a.cu holding `a_gib`, b.cu and c.cu just started, one tick: b and c
+  // do not fit beside a's predicted peak, and are paused.
+  std::unique_ptr<BuildWatch> ThreeCompilesAfterOneTick(uint64_t a_gib) {
+    Compile(20, "a.cu", a_gib);
+    Compile(30, "b.cu", 0);
+    Compile(40, "c.cu", 0);
+    auto watch = MakeWatch();
+    watch->Tick();
+    return watch;
+  }
+
   std::vector<int64_t> Signalled(int sig) {
     std::vector<int64_t> pids;
     for (const auto& sent : processes_.signals()) {
@@ -88,11 +99,7 @@ class BuildWatchTest : public ::testing::Test {
 };
 
 TEST_F(BuildWatchTest, PausesWholeTreesThatWouldNotFitAndResumesThemAsCompilesEnd) {
-  Compile(20, "a.cu", 1);
-  Compile(30, "b.cu", 0);
-  Compile(40, "c.cu", 0);
-  auto watch = MakeWatch();
-  watch->Tick();
+  auto watch = ThreeCompilesAfterOneTick(1);
   // 11 GiB to plan with holds one 6.5 GiB compile and the 1 GiB a holds.
   EXPECT_EQ(Signalled(SIGSTOP), (std::vector<int64_t>{30, 31, 40, 41}));
   EXPECT_TRUE(Signalled(SIGCONT).empty());
@@ -184,11 +191,7 @@ TEST_F(BuildWatchTest, TheThreadGovernsUntilStopped) {
 }
 
 TEST_F(BuildWatchTest, ACompileWhoseCiccEndedLetsTheNextOneRun) {
-  Compile(20, "a.cu", 3);
-  Compile(30, "b.cu", 0);
-  Compile(40, "c.cu", 0);
-  auto watch = MakeWatch();
-  watch->Tick();
+  auto watch = ThreeCompilesAfterOneTick(3);
   ASSERT_EQ(Signalled(SIGSTOP), (std::vector<int64_t>{30, 31, 40, 41}));
   // a's cicc (21) ended; its ptxas (22) holds 1 GiB.
   Exit(21);

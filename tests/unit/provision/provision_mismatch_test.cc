@@ -13,6 +13,15 @@
 namespace gpuctl::provision {
 namespace {
 
+// The ext step alone, for flash-attn.
+ProvisionOptions FlashAttnExt() {
+  ProvisionOptions options;
+  options.steps = {"ext"};
+  options.ext = "flash-attn";
+  return options;
+}
+
+
 using ::testing::HasSubstr;
 
 class ProvisionMismatchTest : public StandinTest {
@@ -74,9 +83,7 @@ TEST_F(ProvisionMismatchTest, Cuda13OnAVoltaHostIsRefusedNamingCuda129) {
 
 TEST_F(ProvisionMismatchTest, ExtAloneRefusesTheMismatchWithTheTwoWaysOut) {
   VenvWithTorch("cu128");
-  ProvisionOptions options;
-  options.steps = {"ext"};
-  options.ext = "flash-attn";
+  ProvisionOptions options = FlashAttnExt();
   auto result = Provision(options);
   ASSERT_TRUE(result.ok());
   EXPECT_FALSE(result->ok);
@@ -93,9 +100,7 @@ TEST_F(ProvisionMismatchTest, ExtAloneRefusesTheMismatchWithTheTwoWaysOut) {
 
 TEST_F(ProvisionMismatchTest, ExtBuildsAsAGuardedJobWithTheGovernorsNumbers) {
   VenvWithTorch("cu130");
-  ProvisionOptions options;
-  options.steps = {"ext"};
-  options.ext = "flash-attn";
+  ProvisionOptions options = FlashAttnExt();
   auto result = Provision(options);
   ASSERT_TRUE(result.ok());
   ASSERT_TRUE(result->ok) << LastReport(*result, "ext")->detail;
@@ -270,9 +275,7 @@ TEST_F(ProvisionMismatchTest, ExtLowersNvccThreadsUntilOneCompileFits) {
   facts.compute_capabilities.clear();
   facts.mem_available_bytes = uint64_t{22} << 30;
   facts.cpus = 2;
-  ProvisionOptions options;
-  options.steps = {"ext"};
-  options.ext = "flash-attn";
+  ProvisionOptions options = FlashAttnExt();
   auto result = Provision(options);
   ASSERT_TRUE(result.ok());
   ASSERT_TRUE(result->ok) << LastReport(*result, "ext")->detail;
@@ -290,9 +293,7 @@ TEST_F(ProvisionMismatchTest, ExtIsRefusedWhenNotEvenOneArchOfOneCompileFits) {
   VenvWithTorch("cu130");
   facts.compute_capabilities.clear();
   facts.mem_available_bytes = uint64_t{6} << 30;  // 2 GiB above the reserve: under one arch's 6.5
-  ProvisionOptions options;
-  options.steps = {"ext"};
-  options.ext = "flash-attn";
+  ProvisionOptions options = FlashAttnExt();
   auto refused = Provision(options);
   ASSERT_TRUE(refused.ok());
   EXPECT_TRUE(refused->refused);
