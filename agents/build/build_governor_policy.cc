@@ -24,7 +24,8 @@ constexpr double kHistoryMargin = 1.1;
 }  // namespace
 
 uint64_t DefaultHeadroom(uint64_t budget_bytes) {
-  return std::clamp<uint64_t>(budget_bytes / 20, uint64_t{1} << 30, uint64_t{8} << 30);
+  // A small budget (gpuctl build allows 256 MiB) keeps three quarters to plan with.
+  return std::min(std::clamp<uint64_t>(budget_bytes / 20, uint64_t{1} << 30, uint64_t{8} << 30), budget_bytes / 4);
 }
 
 BuildGovernor::BuildGovernor(GovernorConfig config, std::map<std::string, uint64_t> source_peaks)
@@ -49,7 +50,7 @@ uint64_t BuildGovernor::Predict(const Tracked& tracked) const {
   uint64_t predicted = 0;
   auto history = source_peaks_.find(HistoryKey(tree));
   auto peers = peers_.find(PeerKey(tree));
-  bool modelled = tree.program == "nvcc" && tree.archs > 0;
+  bool modelled = tree.program == "nvcc";
   uint32_t peers_needed = modelled ? 2 : 1;  // the model is a fair start; one peer may be a light file
   if (history != source_peaks_.end()) {
     predicted = Scale(history->second, kHistoryMargin);
@@ -66,9 +67,11 @@ uint64_t BuildGovernor::Predict(const Tracked& tracked) const {
 
 BuildGovernor::Waves BuildGovernor::WavesOf(const TreeSample& tree) {
   Waves waves;
-  if (tree.program == "nvcc" && tree.archs > 0) {
-    waves.parallel = std::min(std::max(tree.threads, 1u), tree.archs);
-    waves.archs = tree.archs;
+  if (tree.program == "nvcc") {
+    // No arch on its line (nvcc's default, -arch=native): one arch.
+    uint32_t archs = std::max(tree.archs, 1u);
+    waves.parallel = std::min(std::max(tree.threads, 1u), archs);
+    waves.archs = archs;
   }
   return waves;
 }
@@ -126,7 +129,7 @@ void BuildGovernor::Observe(Tracked& tracked, const TreeSample& sample) {
   }
   uint32_t waves = tracked.curve_waves;
   Waves shape = WavesOf(sample);
-  if (sample.device_compiles_done && sample.program == "nvcc" && sample.archs > 0) {
+  if (sample.device_compiles_done && sample.program == "nvcc") {
     // The processes: a wave is over for sure once its cicc runs ended. The
     // curve may see the wave under way peak first (cicc's front end peaks,
     // then its optimizer runs low), but never more than that one wave.
@@ -156,7 +159,7 @@ void BuildGovernor::Forget(const std::vector<TreeSample>& trees) {
     peers.max = std::max(peers.max, ended.peak_rss);
     ++peers.count;
     std::string key = HistoryKey(ended.last);
-    if (!key.empty()) source_peaks_[key] = ended.peak_rss;
+    if (!key.empty()) source_peaks_[key] = std::max(source_peaks_[key], ended.peak_rss);
     finished_.push_back({ended.last.program, key, ended.peak_rss});
     it = trees_.erase(it);
   }

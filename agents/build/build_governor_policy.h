@@ -67,7 +67,8 @@ struct GovernorConfig {
   uint64_t unknown_floor_bytes = uint64_t{1} << 30;
 };
 
-// The default headroom for a budget: 5% of it, at least 1 GiB, at most 8 GiB.
+// The default headroom for a budget: 5% of it, at least 1 GiB, at most 8 GiB,
+// and never more than a quarter of it.
 uint64_t DefaultHeadroom(uint64_t budget_bytes);
 
 struct GovernorDecision {

@@ -1,5 +1,6 @@
 #include "agents/build/build_watch.h"
 
+#include <algorithm>
 #include <csignal>
 
 #include <spdlog/spdlog.h>
@@ -133,10 +134,10 @@ CompileCommand BuildWatch::ReadCommand(int64_t pid) const {
   return cmdline.ok() ? ParseCompileCommand(SplitNul(*cmdline)) : CompileCommand{};
 }
 
-std::vector<TreeSample> BuildWatch::Sample(Run& run, uint64_t& other_bytes) {
+std::optional<std::vector<TreeSample>> BuildWatch::Sample(Run& run, uint64_t& other_bytes) {
   std::vector<TreeSample> samples;
   auto pids = cgroups_.Processes(run.job.cgroup);
-  if (!pids.ok()) return samples;
+  if (!pids.ok()) return std::nullopt;
   std::vector<sys::ProcStat> processes;
   for (int64_t pid : *pids) {
     auto text = fs_.ReadFile("proc/" + std::to_string(pid) + "/stat");
@@ -195,7 +196,9 @@ void BuildWatch::SignalTree(const Run& run, const std::string& id, int sig) {
 
 void BuildWatch::Govern(Run& run) {
   uint64_t other = 0;
-  std::vector<TreeSample> samples = Sample(run, other);
+  std::optional<std::vector<TreeSample>> sampled = Sample(run, other);
+  if (!sampled) return;
+  const std::vector<TreeSample>& samples = *sampled;
   GovernorDecision decision = run.governor->Tick(samples, other);
   if (spdlog::should_log(spdlog::level::debug)) {
     for (const TreeSample& sample : samples) {
@@ -207,6 +210,12 @@ void BuildWatch::Govern(Run& run) {
                   FormatBytes(decision.planned_bytes), decision.running, decision.paused);
   }
   for (const std::string& id : decision.pause) run.paused.insert(id);
+  // Trees found stopped (an earlier agent paused them) that stay paused are
+  // this watch's to resume, at the latest when it stops.
+  for (const TreeSample& sample : samples) {
+    bool resumed = std::find(decision.resume.begin(), decision.resume.end(), sample.id) != decision.resume.end();
+    if (sample.stopped && !resumed) run.paused.insert(sample.id);
+  }
   for (const std::string& id : decision.resume) {
     run.paused.erase(id);
     SignalTree(run, id, SIGCONT);
@@ -258,12 +267,10 @@ void BuildWatch::Govern(Run& run) {
 void BuildWatch::Finish(Run& run) {
   for (const std::string& id : run.paused) SignalTree(run, id, SIGCONT);
   BuildStats& stats = run.stats;
-  // The compiles that ended with the build, since its last tick.
+  // The compiles that ended with the build, since its last tick: counted,
+  // not kept as peaks (a stopped or failed build's were cut short).
   run.governor->Tick({}, 0);
-  std::vector<FinishedCompile> finished = run.governor->TakeFinished();
-  stats.compiles_done += finished.size();
-  history_.Record(finished);
-  history_dirty_ = history_dirty_ || !finished.empty();
+  stats.compiles_done += run.governor->TakeFinished().size();
   stats.running = stats.paused = 0;
   stats.in_use_bytes = 0;
   {

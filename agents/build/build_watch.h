@@ -108,7 +108,9 @@ class BuildWatch {
     bool failed = false;
   };
   void Govern(Run& run);
-  std::vector<TreeSample> Sample(Run& run, uint64_t& other_bytes);
+  // Nullopt when the build's processes cannot be read now: no tick then
+  // (an empty list would read as every compile ended).
+  std::optional<std::vector<TreeSample>> Sample(Run& run, uint64_t& other_bytes);
   CompileCommand ReadCommand(int64_t pid) const;
   void SignalTree(const Run& run, const std::string& id, int sig);
   void Finish(Run& run);

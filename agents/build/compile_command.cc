@@ -36,7 +36,7 @@ bool TakeValue(const std::vector<std::string>& argv, size_t& i, std::initializer
   return false;
 }
 
-// "arch=compute_90,code=[sm_90,compute_90]" -> the code part ("sm_90" etc.),
+// "arch=compute_90,code=[sm_90,compute_90]" -> its arch part ("compute_90"):
 // one target per gencode whatever its code list.
 std::string GencodeTarget(std::string_view value) {
   size_t arch = value.find("arch=");

@@ -51,7 +51,10 @@ std::map<std::string, uint64_t> PeakHistory::Peaks() const {
 void PeakHistory::Record(const std::vector<FinishedCompile>& finished) {
   for (const FinishedCompile& compile : finished) {
     if (compile.source.empty() || compile.peak_bytes == 0) continue;
-    entries_[compile.source] = {compile.peak_bytes, next_seq_++};
+    // The highest seen: a compile killed part-way (a stopped build) shows
+    // less than it needs, and must not lower what a rebuild is promised.
+    Entry& entry = entries_[compile.source];
+    entry = {std::max(entry.peak_bytes, compile.peak_bytes), next_seq_++};
   }
   while (entries_.size() > kMaxPeakHistory) {
     auto oldest = std::min_element(entries_.begin(), entries_.end(),

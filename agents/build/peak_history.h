@@ -29,7 +29,8 @@ class PeakHistory {
   Status Save(const std::string& path) const;
 
   std::map<std::string, uint64_t> Peaks() const;
-  // Records the compiles that ended (those without a source are skipped).
+  // Records the compiles that ended (those without a source are skipped),
+  // keeping each source's highest peak.
   void Record(const std::vector<FinishedCompile>& finished);
   size_t size() const { return entries_.size(); }
 

@@ -87,8 +87,8 @@ class ExtStep final : public Step {
     if (!budget.ok()) return budget.status();
     // One compile must fit: with fewer archs at once (NVCC_THREADS) if need
     // be, before refusing.
-    while (!budget->fits && input.nvcc_threads > 1) {
-      input.nvcc_threads = std::min<uint32_t>(input.nvcc_threads, budget->threads_per_job) - 1;
+    while (!budget->fits && budget->threads_per_job > 1) {
+      input.nvcc_threads = budget->threads_per_job - 1;
       budget = PlanBuildBudget(input);
       if (!budget.ok()) return budget.status();
       if (budget->fits) {

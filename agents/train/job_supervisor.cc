@@ -315,7 +315,7 @@ void JobSupervisor::UpdateGuarded() {
     int64_t group = r.inner_pgid > 0 ? r.inner_pgid : r.pgid;
     if (IsActive(r.state)) {
       running.push_back({name, r.run_id, r.cgroup, group, r.spec.kind, r.spec.mem_limit_bytes,
-                         r.spec.cwd.empty() ? options_.default_cwd : r.spec.cwd});
+                         r.spec.cwd.empty() ? options_.default_cwd : r.spec.cwd, r.stop_requested});
     }
   }
   std::lock_guard lock(guard_mutex_);

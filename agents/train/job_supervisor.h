@@ -85,6 +85,7 @@ struct GuardedJob {
   std::string kind;
   std::optional<uint64_t> mem_limit_bytes;
   std::string cwd;
+  bool stop_requested = false;  // ending: a build is no longer governed
 };
 
 // Where to read a job's log, and whether more can come.

@@ -2,7 +2,9 @@
 //              [--cpus N] [--archs 9.0,10.0] [--wait] -- COMMAND ARGS...
 #include "client/commands/build_command.h"
 
+#include <chrono>
 #include <memory>
+#include <thread>
 #include <ostream>
 
 #include "client/agent_client.h"
@@ -35,11 +37,17 @@ void RunBuild(CommandContext& ctx, BuildFlags flags) {
   follow.set_name(flags.job.name);
   follow.set_follow(true);
   if (Status s = WriteJobLog(ctx, **agent, follow); !s.ok()) return ctx.Fail(s);
+  // The governor settles a build's figures at its next tick (250 ms).
   Result<v1::Job> ended = (*agent)->GetJob(flags.job.name);
+  for (int i = 0; i < 8 && ended.ok() && ended->build().running() > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    ended = (*agent)->GetJob(flags.job.name);
+  }
   if (!ended.ok()) return ctx.Fail(ended.status());
   if (ended->state() != v1::JOB_STATE_SUCCEEDED) {
     std::string why = ended->build().failure().empty() ? ended->state_reason() : ended->build().failure();
-    return ctx.Fail(FailedPrecondition("build " + flags.job.name + " did not succeed: " + why));
+    // Exit 1: the build ran and failed (2 is for what never started).
+    return ctx.Fail(Status(ErrorCode::kInternal, "build " + flags.job.name + " did not succeed: " + why));
   }
   ctx.console.err << "build " << flags.job.name << " succeeded: " << ended->build().compiles_done()
                   << " compiles governed, " << ended->build().pauses() << " pauses\n";

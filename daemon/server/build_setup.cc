@@ -38,7 +38,9 @@ Status PrepareBuildSpec(train::JobSpec& spec, const build::BuildHostFacts& facts
 std::vector<build::BuildJob> GovernableBuilds(train::JobSupervisor& jobs) {
   std::vector<build::BuildJob> builds;
   for (const train::GuardedJob& job : jobs.RunningJobs()) {
-    if (job.kind != train::kJobKindBuild || job.cgroup.empty() || !job.mem_limit_bytes) continue;
+    // A build being stopped is let go: the watch resumes what it paused, so
+    // every compile takes the stop's SIGTERM.
+    if (job.kind != train::kJobKindBuild || job.cgroup.empty() || !job.mem_limit_bytes || job.stop_requested) continue;
     builds.push_back({job.name, job.run_id, job.cgroup, job.cwd, *job.mem_limit_bytes});
   }
   return builds;

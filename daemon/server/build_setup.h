@@ -24,7 +24,8 @@ build::BuildHostFacts ReadBuildHostFacts(const sys::HostFs& fs, const std::optio
 // environment under the user's own --env (the user's values win).
 Status PrepareBuildSpec(train::JobSpec& spec, const build::BuildHostFacts& facts);
 
-// Running build jobs that have a cgroup and a limit: what can be governed.
+// Running build jobs that have a cgroup and a limit and are not being
+// stopped: what can be governed.
 std::vector<build::BuildJob> GovernableBuilds(train::JobSupervisor& jobs);
 
 }  // namespace gpuctl::daemon

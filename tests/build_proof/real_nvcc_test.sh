@@ -47,7 +47,10 @@ jobs=${#files[@]}
 work=$(mktemp -d /tmp/gpuctl-proof.XXXXXX)
 agent_pid=
 cleanup() {
-  [[ -n $agent_pid ]] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
+  if [[ -n $agent_pid ]]; then
+    kill "$agent_pid" 2>/dev/null || true
+    wait "$agent_pid" 2>/dev/null || true
+  fi
   tmux -L "gpuctl-proof-$$" kill-server 2>/dev/null || true
   for cg in "$cgroot"/gpuctl-proof-*-$$ "$cgroot/gpuctl-proof-$$"/*/ "$cgroot/gpuctl-proof-$$"; do
     [[ -d $cg ]] && rmdir "$cg" 2>/dev/null || true
@@ -136,17 +139,19 @@ mkdir -p "$work/state" "$work/obj-governed"
   2>"$work/gpuctld.log" &
 agent_pid=$!
 for _ in $(seq 100); do [[ -S $work/gpuctld.sock ]] && break; sleep 0.1; done
+[[ -S $work/gpuctld.sock ]] || { cat "$work/gpuctld.log"; fail "gpuctld did not start"; }
 gpuctl=("$build/client/gpuctl" --agent "unix:$work/gpuctld.sock")
 start=$SECONDS
 g_exit=0
 "${gpuctl[@]}" build --name proof --mem-budget "$limit" --archs 8.0 --cwd "$work/obj-governed" --wait -- \
   make -f "$work/Makefile" -j "$jobs" >"$work/governed.log" 2>&1 || g_exit=$?
 g_wall=$((SECONDS - start))
-status=$("${gpuctl[@]}" -o json train status proof)
+status=$("${gpuctl[@]}" -o json train status proof) || fail "gpuctl train status proof failed"
 read -r state oom pauses paused_s peak done < <(python3 -c '
 import json, sys
 j = json.loads(sys.argv[1]); b = j.get("build") or {}
-print(j["state"], b.get("oom_kills", 0), b.get("pauses", 0), int(b.get("paused_seconds", 0)), b.get("peak_bytes", 0), b.get("compiles_done", 0))' "$status")
+print(j["state"], b.get("oom_kills", 0), b.get("pauses", 0), int(b.get("paused_seconds", 0)), b.get("peak_bytes", 0), b.get("compiles_done", 0))' "$status") \
+  || fail "cannot read the build's figures from: $status"
 say "governed gpuctl build: $state, $oom OOM kills, ${g_wall} s, peak $(gib "$peak"), $pauses pauses, ${paused_s} compile-s paused, $done compiles"
 [[ $g_exit == 0 && $state == succeeded ]] || { tail -n 30 "$work/governed.log" "$work/gpuctld.log"; fail "the governed build did not succeed: $status"; }
 ((oom == 0)) || fail "the governed build had $oom OOM kills"

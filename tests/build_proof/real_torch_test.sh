@@ -45,7 +45,10 @@ print(url)' 2>/dev/null) || skip "cannot ask pip for its index"
 work=$(mktemp -d /tmp/gpuctl-torch.XXXXXX)
 agent_pid=
 cleanup() {
-  [[ -n $agent_pid ]] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
+  if [[ -n $agent_pid ]]; then
+    kill "$agent_pid" 2>/dev/null || true
+    wait "$agent_pid" 2>/dev/null || true
+  fi
   tmux -L "gpuctl-torch-$$" kill-server 2>/dev/null || true
   for cg in /sys/fs/cgroup/memory/gpuctl-torch-$$/*/ /sys/fs/cgroup/memory/gpuctl-torch-$$ \
     /sys/fs/cgroup/gpuctl-torch-$$/*/ /sys/fs/cgroup/gpuctl-torch-$$; do
@@ -62,6 +65,7 @@ PATH="$(dirname "$uv"):$PATH" UV_CACHE_DIR="$build/_cache/uv" "$build/daemon/gpu
   --no-lock-memory --nvml-library /nonexistent --nvidia-smi /nonexistent --provision-root / 2>"$work/gpuctld.log" &
 agent_pid=$!
 for _ in $(seq 100); do [[ -S $work/gpuctld.sock ]] && break; sleep 0.1; done
+[[ -S $work/gpuctld.sock ]] || { cat "$work/gpuctld.log"; fail "gpuctld did not start"; }
 g() { "$build/client/gpuctl" --agent "unix:$work/gpuctld.sock" "$@"; }
 venv=$work/venv
 
@@ -115,11 +119,12 @@ g provision node --steps ext --ext gpuctl-proof-ext --ext-source "$work/proof_ex
 took=$((SECONDS - start))
 "$venv/bin/python" -c 'import gpuctl_proof_ext; assert "hdim32" in gpuctl_proof_ext.kernels()' \
   || fail "the extension the ext step built does not import"
-status=$(g -o json train status provision-ext-gpuctl-proof-ext)
+status=$(g -o json train status provision-ext-gpuctl-proof-ext) || fail "gpuctl train status of the ext build failed"
 read -r kind state oom done peak < <(python3 -c '
 import json, sys
 j = json.loads(sys.argv[1]); b = j.get("build") or {}
-print(j["kind"], j["state"], b.get("oom_kills", -1), b.get("compiles_done", 0), b.get("peak_bytes", 0))' "$status")
+print(j["kind"], j["state"], b.get("oom_kills", -1), b.get("compiles_done", 0), b.get("peak_bytes", 0))' "$status") \
+  || fail "cannot read the ext build's figures from: $status"
 say "ext step: built in ${took} s as a $kind job, $state; $done compiles governed, peak $((peak >> 20)) MiB, $oom OOM kills"
 [[ $kind == build && $state == succeeded ]] || fail "the ext build job: $status"
 ((oom == 0)) || fail "the ext build had $oom OOM kills"

@@ -181,5 +181,27 @@ TEST(BuildGovernor, WavesCountTheirArchsDeviceCompiles) {
   EXPECT_EQ(governor.Tick({five}, 0).planned_bytes, 2 * kGiB + kGiB / 2);
 }
 
+TEST(BuildGovernor, NvccWithoutAnArchOnItsLineIsOneArch) {
+  // nvcc's default arch, or -arch=native: one arch, not an unknown compiler.
+  BuildGovernor governor(Budget(100 * kGiB));
+  governor.Tick({Nvcc("plain", kMiB, 0, 1)}, 0);
+  EXPECT_EQ(governor.PredictedPeak("plain"), kNvccPeakOneArchBytes);
+}
+
+TEST(DefaultHeadroom, IsFivePercentWithinOneAndEightGiBButAtMostAQuarter) {
+  EXPECT_EQ(DefaultHeadroom(20 * kGiB), kGiB);
+  EXPECT_EQ(DefaultHeadroom(100 * kGiB), 5 * kGiB);
+  EXPECT_EQ(DefaultHeadroom(400 * kGiB), 8 * kGiB);
+  EXPECT_EQ(DefaultHeadroom(256 * kMiB), 64 * kMiB);
+}
+
+TEST(BuildGovernor, ATinyBudgetStillRunsItsOldestCompile) {
+  BuildGovernor governor({.budget_bytes = 256 * kMiB, .headroom_bytes = DefaultHeadroom(256 * kMiB)});
+  TreeSample cc{.id = "cc", .program = "cc1plus", .source = "", .rss_bytes = 20 * kMiB};
+  GovernorDecision decision = governor.Tick({cc}, 0);
+  EXPECT_EQ(decision.running, 1u);
+  EXPECT_FALSE(decision.fail);
+}
+
 }  // namespace
 }  // namespace gpuctl::build

@@ -200,5 +200,28 @@ TEST_F(BuildWatchTest, ACompileWhoseCiccEndedLetsTheNextOneRun) {
   EXPECT_EQ(Signalled(SIGCONT), (std::vector<int64_t>{30, 31}));
 }
 
+TEST_F(BuildWatchTest, AStoppedTreeThatStaysPausedIsResumedWhenTheWatchStops) {
+  Compile(20, "a.cu", 1);
+  Compile(30, "b.cu", 0, 'T');  // left stopped by an agent killed with -9
+  auto watch = MakeWatch();
+  watch->Tick();
+  EXPECT_TRUE(Signalled(SIGCONT).empty()) << "b does not fit beside a";
+  EXPECT_EQ(watch->Stats("r1")->paused, 1u);
+  watch->Stop();
+  EXPECT_EQ(Signalled(SIGCONT), (std::vector<int64_t>{30, 31}));
+}
+
+TEST_F(BuildWatchTest, AFailedReadOfTheCgroupForgetsNothing) {
+  auto watch = ThreeCompilesAfterOneTick(1);
+  cgroups_.FailOn(testing::FakeCgroupDriver::Op::kProcesses, IoError("cgroup.procs: EIO"));
+  watch->Tick();
+  cgroups_.ClearFailures();
+  watch->Tick();
+  // Had the failed read meant "every compile ended", all three would count as
+  // done and b and c, new again, would be paused a second time.
+  EXPECT_EQ(watch->Stats("r1")->compiles_done, 0u);
+  EXPECT_EQ(watch->Stats("r1")->pauses, 2u);
+}
+
 }  // namespace
 }  // namespace gpuctl::build

@@ -48,5 +48,13 @@ TEST(PeakHistory, HostileFilesAreRefusedOrSkippedNeverThrown) {
   EXPECT_FALSE(history.Serialize().empty());
 }
 
+TEST(PeakHistory, KeepsTheHighestPeakOfASource) {
+  // A compile killed part-way (a stopped build) must not lower the promise.
+  PeakHistory history;
+  history.Record({{"nvcc", "k", 6000}});
+  history.Record({{"nvcc", "k", 900}});
+  EXPECT_EQ(history.Peaks().at("k"), 6000u);
+}
+
 }  // namespace
 }  // namespace gpuctl::build

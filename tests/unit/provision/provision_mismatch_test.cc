@@ -301,5 +301,14 @@ TEST_F(ProvisionMismatchTest, ExtIsRefusedWhenNotEvenOneArchOfOneCompileFits) {
   EXPECT_TRUE(builds->builds.empty());
 }
 
+TEST_F(ProvisionMismatchTest, ExtWithOneArchThatCannotFitIsRefusedNotAnError) {
+  VenvWithTorch("cu130");
+  facts.mem_available_bytes = uint64_t{6} << 30;  // one H200 (9.0); 2 GiB above the reserve
+  auto refused = Provision(FlashAttnExt());
+  ASSERT_TRUE(refused.ok());
+  EXPECT_TRUE(refused->refused);
+  EXPECT_THAT(LastReport(*refused, "ext")->failure->message, HasSubstr("not even one compile job"));
+}
+
 }  // namespace
 }  // namespace gpuctl::provision
