@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """fetch_sdist.py PROJECT VERSION CACHE_DIR: prints the directory of PROJECT's
 source distribution VERSION, unpacked under CACHE_DIR (fetched once).
+fetch_sdist.py --index: prints the index URL pip uses.
 
 The index is the one pip uses (PIP_INDEX_URL, pip's configuration, else
 pip's default), read from pip itself: no registry host is named here. The
@@ -52,6 +53,9 @@ class Links(html.parser.HTMLParser):
 
 
 def main():
+    if sys.argv[1:] == ["--index"]:
+        print(pip_index_url())
+        return
     if len(sys.argv) != 4:
         print(__doc__, file=sys.stderr)
         sys.exit(2)

@@ -15,15 +15,13 @@ set -euo pipefail
 build=$(cd "$1" && pwd)
 bench=${2:-}
 here=$(cd "$(dirname "$0")" && pwd)
-skip() { echo "real_nvcc_test: SKIP: $*"; exit 77; }
-fail() { echo "real_nvcc_test: FAIL: $*"; exit 1; }
-say() { echo "real_nvcc_test: $*"; }
+test_name=real_nvcc_test
+source "$here/lib.sh"
 
 [[ $EUID -eq 0 ]] || skip "needs root: it makes memory cgroups"
 nvcc=${GPUCTL_PROOF_NVCC:-$(command -v nvcc || ls -d /usr/local/cuda*/bin/nvcc 2>/dev/null | sort -V | tail -n1 || true)}
 [[ -n $nvcc && -x $nvcc ]] || skip "no nvcc (a CUDA toolkit) on PATH or under /usr/local/cuda*"
 command -v make >/dev/null || skip "no make"
-command -v python3 >/dev/null || skip "no python3 to fetch the sources"
 if [[ -f /sys/fs/cgroup/cgroup.controllers ]]; then
   cgv=2 cgroot=/sys/fs/cgroup
   grep -qw memory /sys/fs/cgroup/cgroup.subtree_control || skip "cgroup v2 without the memory controller enabled"
@@ -32,9 +30,7 @@ elif [[ -d /sys/fs/cgroup/memory ]]; then
 else
   skip "no memory cgroup mounted"
 fi
-rc=0
-src=$(python3 "$here/fetch_sdist.py" flash-attn 2.8.3 "$build/_cache") || rc=$?
-[[ $rc == 0 ]] || { [[ $rc == 77 ]] && skip "flash-attn's sources could not be fetched"; fail "fetch_sdist.py exited $rc"; }
+src=$(fetch_sdist flash-attn 2.8.3)
 
 # Four of the lighter kernels (about 3 GiB and 85 s each on one core here):
 # heavy enough that four at once need about 12 GiB, so 10 GiB cannot hold

@@ -19,9 +19,8 @@ set -euo pipefail
 [[ $# -eq 1 ]] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
-skip() { echo "real_torch_test: SKIP: $*"; exit 77; }
-fail() { echo "real_torch_test: FAIL: $*"; exit 1; }
-say() { echo "real_torch_test: $*"; }
+test_name=real_torch_test
+source "$here/lib.sh"
 
 nvcc=$(command -v nvcc || ls -d /usr/local/cuda-*/bin/nvcc 2>/dev/null | sort -V | tail -n1 || true)
 [[ -n $nvcc && -x $nvcc ]] || skip "no CUDA toolkit (nvcc) to match torch to"
@@ -31,16 +30,7 @@ command -v python3.11 >/dev/null || skip "no Python 3.11 for the venv"
 free_kib=$(df -Pk "$build" | awk 'NR == 2 {print $4}')
 ((free_kib > 20 * 1024 * 1024)) || skip "under 20 GB free under $build for torch and its CUDA libraries"
 uv=$(bash "$here/../fresh_node/get_uv.sh" "$build/tools") || exit $?
-index=$(python3 -c '
-import os, subprocess, sys
-url = os.environ.get("PIP_INDEX_URL")
-if not url:
-    out = subprocess.run([sys.executable, "-m", "pip", "config", "get", "global.index-url"], capture_output=True, text=True)
-    url = out.stdout.strip() if out.returncode == 0 else ""
-if not url:
-    from pip._internal.models.index import PyPI
-    url = PyPI.simple_url
-print(url)' 2>/dev/null) || skip "cannot ask pip for its index"
+index=$(pip_index)
 
 work=$(mktemp -d /tmp/gpuctl-torch.XXXXXX)
 agent_pid=
@@ -108,9 +98,7 @@ if [[ ${mismatched[*]:-} == *"$version"* ]]; then
   g provision node --steps torch --venv "$venv" --torch "${matched[0]}" --torch-index "$index" >/dev/null 2>&1 \
     || fail "reinstalling torch ${matched[0]}"
 fi
-rc=0
-flash=$(python3 "$here/fetch_sdist.py" flash-attn 2.8.3 "$build/_cache") || rc=$?
-[[ $rc == 0 ]] || { [[ $rc == 77 ]] && skip "flash-attn's sources could not be fetched"; fail "fetch_sdist.py exited $rc"; }
+flash=$(fetch_sdist flash-attn 2.8.3)
 cp -r "$here/proof_ext" "$work/proof_ext"
 ln -s "$flash" "$work/proof_ext/flash_attn_src"
 start=$SECONDS
