@@ -57,19 +57,21 @@ void AgentService::FinishJob(grpc::ServerUnaryReactor* reactor, const Result<tra
 grpc::ServerUnaryReactor* AgentService::StartJob(grpc::CallbackServerContext* context,
                                                  const v1::StartJobRequest* request, v1::Job* response) {
   Result<train::JobSpec> spec = FromProto(request->spec());
-  if (spec.ok() && spec->kind == train::kJobKindBuild) {
-    Status prepared = builds_.prepare ? builds_.prepare(*spec)
-                                      : FailedPrecondition("this agent does not run builds");
-    if (!prepared.ok()) spec = prepared;
-  }
   if (!spec.ok()) {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
     FinishJob(reactor, Result<train::JobRecord>(spec.status()), response);
     return reactor;
   }
-  return OnPool(context, job_calls_, [this, response, spec = std::move(*spec)](grpc::ServerUnaryReactor* reactor) {
+  auto start = [this, response, spec = std::move(*spec)](grpc::ServerUnaryReactor* reactor) mutable {
+    // A build is prepared from the host's facts (a GPU reading among them):
+    // on the pool, never on a gRPC thread.
+    if (spec.kind == train::kJobKindBuild) {
+      Status prepared = builds_.prepare ? builds_.prepare(spec) : FailedPrecondition("this agent does not run builds");
+      if (!prepared.ok()) return FinishJob(reactor, Result<train::JobRecord>(prepared), response);
+    }
     FinishJob(reactor, jobs_.StartJob(spec), response);
-  });
+  };
+  return OnPool(context, job_calls_, std::move(start));
 }
 
 grpc::ServerUnaryReactor* AgentService::GetJob(grpc::CallbackServerContext* context,

@@ -200,6 +200,42 @@ TEST_F(Train, BadInputIsRefusedWithExit2AndNothingStarts) {
   EXPECT_EQ(list["jobs"].size(), 1u);
 }
 
+// gpuctl build through a real agent: what cannot work is refused with exit 2
+// and nothing started; a build gets the agent's environment (the user's
+// --env winning), the kind build and its budget as its memory limit.
+TEST_F(Train, BuildsAreRefusedOrStartedWithTheirEnvironment) {
+  StartTrainAgent();
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  } cases[] = {
+      {{"build", "--name", "b", "--archs", "9.5", "--", "true"}, "not a CUDA arch"},
+      {{"build", "--name", "b", "--mem-budget", "64T", "--", "true"}, "a job can have on this host"},
+      {{"build", "--name", "b", "--cpus", "100000", "--", "true"}, "--cpus"},
+      {{"build", "--name", "b"}, "nothing to build"},
+  };
+  for (const Case& c : cases) {
+    RunResult r = Gpuctl(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args.back() << ": " << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+  }
+  struct stat st {};
+  EXPECT_NE(stat((StateDir() + "/jobs/b").c_str(), &st), 0) << "a refused build left files behind";
+
+  RunResult r = Gpuctl({"build", "--name", "b", "--archs", "8.0,9.0", "--cpus", "1", "--mem-budget", "1G", "--env",
+                        "NVCC_THREADS=7", "--wait", "--", "sh", "-c",
+                        "echo $MAX_JOBS $NVCC_THREADS $TORCH_CUDA_ARCH_LIST $FLASH_ATTN_CUDA_ARCHS $GPUCTL_BUILD_BUDGET"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "1 7 8.0;9.0 80;90 1073741824\n");
+  json job = Status("b");
+  EXPECT_EQ(job["kind"], "build");
+  EXPECT_EQ(job["state"], "succeeded");
+  EXPECT_EQ(job["build"]["mem_budget_bytes"], uint64_t{1} << 30);
+  RunResult failing = Gpuctl({"build", "--name", "f", "--mem-budget", "1G", "--wait", "--", "false"});
+  EXPECT_EQ(failing.exit_code, 1) << "a build that ran and failed is not a usage error";
+  EXPECT_NE(failing.err.find("did not succeed"), std::string::npos) << failing.err;
+}
+
 TEST_F(Train, ContainerJobsRunThroughPctExecAndLogThroughTheRootfs) {
   StartTrainAgent();
   dir_.MakeDir("lxc/200/rootfs");
