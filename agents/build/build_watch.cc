@@ -194,21 +194,7 @@ void BuildWatch::SignalTree(const Run& run, const std::string& id, int sig) {
   for (int64_t pid : members->second) (void)processes_.Signal(pid, sig);
 }
 
-void BuildWatch::Govern(Run& run) {
-  uint64_t other = 0;
-  std::optional<std::vector<TreeSample>> sampled = Sample(run, other);
-  if (!sampled) return;
-  const std::vector<TreeSample>& samples = *sampled;
-  GovernorDecision decision = run.governor->Tick(samples, other);
-  if (spdlog::should_log(spdlog::level::debug)) {
-    for (const TreeSample& sample : samples) {
-      spdlog::debug("build '{}': tree {} {} {}: {} now, {} device compiles done, predicted peak {}", run.job.name,
-                    sample.id, sample.program, sample.source, FormatBytes(sample.rss_bytes),
-                    sample.device_compiles_done.value_or(0), FormatBytes(run.governor->PredictedPeak(sample.id)));
-    }
-    spdlog::debug("build '{}': other {}, planned {}, {} running, {} paused", run.job.name, FormatBytes(other),
-                  FormatBytes(decision.planned_bytes), decision.running, decision.paused);
-  }
+void BuildWatch::ApplyDecision(Run& run, const std::vector<TreeSample>& samples, const GovernorDecision& decision) {
   for (const std::string& id : decision.pause) run.paused.insert(id);
   // Trees found stopped (an earlier agent paused them) that stay paused are
   // this watch's to resume, at the latest when it stops.
@@ -227,6 +213,10 @@ void BuildWatch::Govern(Run& run) {
     for (int64_t pid : run.running[id]) (void)processes_.Signal(pid, SIGSTOP);
   }
 
+}
+
+void BuildWatch::RecordFigures(Run& run, const std::vector<TreeSample>& samples, const GovernorDecision& decision,
+                               uint64_t other_bytes) {
   auto now = clock_.SteadyNow();
   double elapsed = std::chrono::duration<double>(now - run.last_tick).count();
   run.last_tick = now;
@@ -235,7 +225,7 @@ void BuildWatch::Govern(Run& run) {
   stats.running = decision.running;
   stats.paused = decision.paused;
   stats.pauses = run.governor->pauses();
-  stats.in_use_bytes = other;
+  stats.in_use_bytes = other_bytes;
   for (const TreeSample& sample : samples) stats.in_use_bytes += sample.rss_bytes;
   stats.peak_bytes = std::max(stats.peak_bytes, stats.in_use_bytes);
   if (auto kills = cgroups_.OomKillCount(run.job.cgroup); kills.ok()) stats.oom_kills = *kills;
@@ -245,6 +235,27 @@ void BuildWatch::Govern(Run& run) {
     history_.Record(finished);
     history_dirty_ = true;
   }
+}
+
+void BuildWatch::Govern(Run& run) {
+  uint64_t other = 0;
+  std::optional<std::vector<TreeSample>> sampled = Sample(run, other);
+  if (!sampled) return;
+  const std::vector<TreeSample>& samples = *sampled;
+  GovernorDecision decision = run.governor->Tick(samples, other);
+  if (spdlog::should_log(spdlog::level::debug)) {
+    for (const TreeSample& sample : samples) {
+      spdlog::debug("build '{}': tree {} {} {}: {} now, {} device compiles done, predicted peak {}", run.job.name,
+                    sample.id, sample.program, sample.source, FormatBytes(sample.rss_bytes),
+                    sample.device_compiles_done.value_or(0), FormatBytes(run.governor->PredictedPeak(sample.id)));
+    }
+    spdlog::debug("build '{}': other {}, planned {}, {} running, {} paused", run.job.name, FormatBytes(other),
+                  FormatBytes(decision.planned_bytes), decision.running, decision.paused);
+  }
+  ApplyDecision(run, samples, decision);
+  RecordFigures(run, samples, decision, other);
+  BuildStats& stats = run.stats;
+  auto now = run.last_tick;
   if (!decision.pause.empty() && now - run.last_throttle_event >= kThrottleEventEvery) {
     run.last_throttle_event = now;
     Publish(run, "build_throttled",

@@ -108,6 +108,12 @@ class BuildWatch {
     bool failed = false;
   };
   void Govern(Run& run);
+  // Pauses and resumes whole trees as decided; re-stops what of a paused
+  // tree still runs.
+  void ApplyDecision(Run& run, const std::vector<TreeSample>& samples, const GovernorDecision& decision);
+  // The run's figures after a tick, and the finished compiles' peaks.
+  void RecordFigures(Run& run, const std::vector<TreeSample>& samples, const GovernorDecision& decision,
+                     uint64_t other_bytes);
   // Nullopt when the build's processes cannot be read now: no tick then
   // (an empty list would read as every compile ended).
   std::optional<std::vector<TreeSample>> Sample(Run& run, uint64_t& other_bytes);
