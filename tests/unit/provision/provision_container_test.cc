@@ -76,15 +76,19 @@ TEST_F(ProvisionContainerTest, MissingPassthroughLinesAreRefusedAndPrintedExactl
   EXPECT_TRUE(PctCalls().empty());
 }
 
+// Container 200's config with every nvidia device allowed and bind-mounted:
+// the passthrough step has nothing to add.
+constexpr const char* kFullPassthroughConf =
+    "lxc.cgroup2.devices.allow: c 195:* rwm\nlxc.cgroup2.devices.allow: c 236:* rwm\n"
+    "lxc.cgroup2.devices.allow: c 234:* rwm\n"
+    "lxc.mount.entry: /dev/nvidia0 dev/nvidia0 none bind,optional,create=file\n"
+    "lxc.mount.entry: /dev/nvidiactl dev/nvidiactl none bind,optional,create=file\n"
+    "lxc.mount.entry: /dev/nvidia-uvm dev/nvidia-uvm none bind,optional,create=file\n"
+    "lxc.mount.entry: /dev/nvidia-uvm-tools dev/nvidia-uvm-tools none bind,optional,create=file\n"
+    "lxc.mount.entry: /dev/nvidia-caps dev/nvidia-caps none bind,optional,create=dir\n";
+
 TEST_F(ProvisionContainerTest, StepsRunInsideTheContainerThroughPctExec) {
-  dir().WriteFile("root/etc/pve/lxc/200.conf",
-                  "lxc.cgroup2.devices.allow: c 195:* rwm\nlxc.cgroup2.devices.allow: c 236:* rwm\n"
-                  "lxc.cgroup2.devices.allow: c 234:* rwm\n"
-                  "lxc.mount.entry: /dev/nvidia0 dev/nvidia0 none bind,optional,create=file\n"
-                  "lxc.mount.entry: /dev/nvidiactl dev/nvidiactl none bind,optional,create=file\n"
-                  "lxc.mount.entry: /dev/nvidia-uvm dev/nvidia-uvm none bind,optional,create=file\n"
-                  "lxc.mount.entry: /dev/nvidia-uvm-tools dev/nvidia-uvm-tools none bind,optional,create=file\n"
-                  "lxc.mount.entry: /dev/nvidia-caps dev/nvidia-caps none bind,optional,create=dir\n");
+  dir().WriteFile("root/etc/pve/lxc/200.conf", kFullPassthroughConf);
   Installed("cuda-keyring", "1.1-1");
   ProvisionOptions options;
   options.container = "200";
@@ -110,14 +114,7 @@ TEST_F(ProvisionContainerTest, StepsRunInsideTheContainerThroughPctExec) {
 // (a file, or the sources.list.d directory) never lead the host agent to a
 // host file; a regular file inside is read.
 TEST_F(ProvisionContainerTest, TheContainersAptSourcesAreReadInsideItsRootOnly) {
-  dir().WriteFile("root/etc/pve/lxc/200.conf",
-                  "lxc.cgroup2.devices.allow: c 195:* rwm\nlxc.cgroup2.devices.allow: c 236:* rwm\n"
-                  "lxc.cgroup2.devices.allow: c 234:* rwm\n"
-                  "lxc.mount.entry: /dev/nvidia0 dev/nvidia0 none bind,optional,create=file\n"
-                  "lxc.mount.entry: /dev/nvidiactl dev/nvidiactl none bind,optional,create=file\n"
-                  "lxc.mount.entry: /dev/nvidia-uvm dev/nvidia-uvm none bind,optional,create=file\n"
-                  "lxc.mount.entry: /dev/nvidia-uvm-tools dev/nvidia-uvm-tools none bind,optional,create=file\n"
-                  "lxc.mount.entry: /dev/nvidia-caps dev/nvidia-caps none bind,optional,create=dir\n");
+  dir().WriteFile("root/etc/pve/lxc/200.conf", kFullPassthroughConf);
   sys::AddConfinedRoot(config.lxc_rootfs_template);
   Installed("cuda-keyring", "1.1-1");
   dir().WriteFile("host-secret.list", "deb http://host-only.invalid/debian bookworm main\n");
