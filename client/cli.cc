@@ -13,6 +13,7 @@
 #include "client/commands/node_command.h"
 #include "client/commands/probe_command.h"
 #include "client/commands/provision_command.h"
+#include "client/commands/top_command.h"
 #include "client/commands/train_command.h"
 
 namespace gpuctl::client {
@@ -31,6 +32,16 @@ void AddGlobalFlags(CLI::App& app, GlobalOptions& global, bool read_environment)
   env(app.add_option("--node", global.node,
                      "Reach the agent of this node (gpuctl node add) through SSH (default $GPUCTL_NODE)"),
       "GPUCTL_NODE");
+  app.add_option("--nodes", global.nodes,
+                 "Ask many nodes at once: all, NAME,NAME or @KEY=VALUE (node add --label); works with health, "
+                 "top, train list, train status, events and probe. Exit 4 when some nodes could not be reached")
+      ->type_name("SELECTOR");
+  app.add_option("--concurrency", global.concurrency, "With --nodes: how many nodes to ask at once")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  app.add_option("--node-timeout", global.node_timeout,
+                 "With --nodes: how long each node gets to connect, and to answer each call (e.g. 5s)")
+      ->capture_default_str();
   app.add_flag("--accept-new-host-key", global.accept_new_host_key,
                "Record an unknown SSH host key in known_hosts instead of refusing it (a changed key is always "
                "refused)");
@@ -88,13 +99,17 @@ int RunCli(const std::vector<std::string>& args, Console& console, const std::st
   CLI::App app{
       "gpuctl: provision GPU hosts and run training jobs on them without losing the machine.\n"
       "Talks to the gpuctld agent on this host (unix socket) or on another (--agent HOST:PORT with mutual TLS,\n"
-      "or --node NAME over SSH). Global flags may come before or after the subcommand.",
+      "or --node NAME over SSH), or many nodes at once (--nodes). Global flags may come before or after the\n"
+      "subcommand.\n"
+      "Exit codes: 0 ok, 1 the agent reported an error, 2 bad flags or input (nothing was done), 3 the agent\n"
+      "could not be reached, 4 (--nodes) some nodes could not be reached; the others answered.",
       "gpuctl"};
   app.set_version_flag("--version", std::string("gpuctl ") + GPUCTL_VERSION);
   GlobalOptions shown;  // the first pass has read them: these are for --help only
   AddGlobalFlags(app, shown, /*read_environment=*/false);
   app.require_subcommand(1);
   AddHealthCommand(app, context);
+  AddTopCommand(app, context);
   AddTrainCommand(app, context);
   AddEventsCommand(app, context);
   AddProbeCommand(app, context);

@@ -14,6 +14,10 @@ enum class OutputFormat { kText, kJson };
 struct GlobalOptions {
   std::string agent;  // as given; resolved with $GPUCTL_AGENT and the default
   std::string node;   // --node NAME (or $GPUCTL_NODE): reach that node's agent over SSH
+  // --nodes all|NAME,NAME|@KEY=VALUE: ask many nodes at once (client/fleet).
+  std::string nodes;
+  int concurrency = 16;            // --concurrency: nodes asked at once
+  std::string node_timeout = "20s";  // --node-timeout: per node
   bool accept_new_host_key = false;  // record an unknown SSH host key instead of refusing it
   std::string output = "text";
   // Mutual TLS for TCP agents (--tls-ca/--tls-cert/--tls-key, $GPUCTL_TLS_*).

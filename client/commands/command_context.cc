@@ -22,6 +22,10 @@ int ExitCodeFor(const Status& status) {
 }
 
 Result<std::unique_ptr<AgentClient>> CommandContext::ConnectAgent() const {
+  if (!global.nodes.empty()) {
+    return InvalidArgument(
+        "--nodes works with health, top, train list, train status, events and probe; use --node NAME for one node");
+  }
   if (!global.node.empty()) {
     if (!global.agent.empty()) {
       return InvalidArgument("give either --node or --agent, not both");

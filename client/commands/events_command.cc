@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "client/commands/command_context.h"
+#include "client/fleet/fleet_commands.h"
 #include "client/output/event_json.h"
 #include "client/output/event_text.h"
 #include "client/resuming_event_stream.h"
@@ -20,6 +21,10 @@ struct EventsFlags {
 };
 
 void RunEvents(CommandContext& ctx, const EventsFlags& flags) {
+  if (!ctx.global.nodes.empty()) {
+    if (flags.follow) return ctx.Fail(InvalidArgument("--follow with --nodes: follow one node with --node NAME"));
+    return RunFleetEvents(ctx, flags.after);
+  }
   auto agent = ctx.ConnectAgent();
   if (!agent.ok()) return ctx.Fail(agent.status());
   AgentClient& client = **agent;

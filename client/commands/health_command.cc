@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "client/commands/command_context.h"
+#include "client/fleet/fleet_commands.h"
 #include "client/output/health_json.h"
 #include "client/output/health_text.h"
 #include "common/units.h"
@@ -34,6 +35,10 @@ void RunHealth(CommandContext& ctx, const HealthFlags& flags) {
   if (!interval.ok()) return ctx.Fail(interval.status().Wrap("--interval"));
   if (*interval < std::chrono::milliseconds(100) || *interval > std::chrono::hours(24)) {
     return ctx.Fail(InvalidArgument("--interval must be from 100ms to 24h, got " + flags.interval));
+  }
+  if (!ctx.global.nodes.empty()) {
+    if (flags.watch) return ctx.Fail(InvalidArgument("--watch with --nodes: use gpuctl top --nodes ..."));
+    return RunFleetHealth(ctx);
   }
   auto agent = ctx.ConnectAgent();
   if (!agent.ok()) return ctx.Fail(agent.status());

@@ -19,8 +19,16 @@ struct NodeAddFlags {
   std::string host;
   std::string identity;
   int container = 0;
+  std::vector<std::string> labels;
   bool replace = false;
 };
+
+// "gpu=h200,rack=2", or "-".
+std::string LabelsText(const Node& node) {
+  std::string out;
+  for (const auto& [key, value] : node.labels) out += (out.empty() ? "" : ",") + key + (value.empty() ? "" : "=" + value);
+  return out.empty() ? "-" : out;
+}
 
 nlohmann::json NodeToJson(const Node& node) {
   return {{"name", node.name},
@@ -30,6 +38,7 @@ nlohmann::json NodeToJson(const Node& node) {
           {"identity_file", node.identity_file.empty() ? nlohmann::json(nullptr) : nlohmann::json(node.identity_file)},
           {"container", node.container_vmid ? nlohmann::json(*node.container_vmid) : nlohmann::json(nullptr)},
           {"agent_prefix", node.agent_prefix.empty() ? nlohmann::json(nullptr) : nlohmann::json(node.agent_prefix)},
+          {"labels", node.labels},
           {"target", FormatNodeTarget(node)}};
 }
 
@@ -46,6 +55,11 @@ void RunAdd(CommandContext& ctx, const NodeAddFlags& flags) {
     node->identity_file = absolute;  // the store outlives the current directory
   }
   if (flags.container != 0) node->container_vmid = flags.container;
+  for (const std::string& text : flags.labels) {
+    Result<std::pair<std::string, std::string>> label = ParseNodeLabel(text);
+    if (!label.ok()) return ctx.Fail(label.status());
+    node->labels[label->first] = label->second;
+  }
   NodeStore store = DefaultNodeStore();
   // Replacing a node's key or user leaves its agent where it was installed.
   if (Result<Node> old = store.Find(node->name); old.ok() && old->host == node->host && old->port == node->port) {
@@ -74,11 +88,11 @@ void RunList(CommandContext& ctx) {
     ctx.console.out << "no nodes yet; add one with: gpuctl node add NAME --host [USER@]ADDR[:PORT]\n";
     return;
   }
-  Table table({"NAME", "TARGET", "IDENTITY", "CONTAINER", "AGENT"});
+  Table table({"NAME", "TARGET", "IDENTITY", "CONTAINER", "AGENT", "LABELS"});
   for (const Node& node : *nodes) {
     table.AddRow({node.name, FormatNodeTarget(node), node.identity_file.empty() ? "-" : node.identity_file,
                   node.container_vmid ? std::to_string(*node.container_vmid) : "-",
-                  node.agent_prefix.empty() ? "system" : node.agent_prefix});
+                  node.agent_prefix.empty() ? "system" : node.agent_prefix, LabelsText(node)});
   }
   ctx.console.out << table.Render();
 }
@@ -99,7 +113,8 @@ void AddNodeCommand(CLI::App& app, CommandContext& context) {
   CLI::App* node = app.add_subcommand(
       "node",
       "Named GPU hosts reached over SSH, kept in $XDG_CONFIG_HOME/gpuctl/nodes.json "
-      "(default ~/.config/gpuctl/nodes.json). Use them with --node NAME or `provision node NAME`.");
+      "(default ~/.config/gpuctl/nodes.json). Use them with --node NAME, `provision node NAME`, or many at once "
+      "with --nodes all|NAME,NAME|@LABEL.");
   node->require_subcommand(1);
 
   auto add_flags = std::make_shared<NodeAddFlags>();
@@ -109,6 +124,9 @@ void AddNodeCommand(CLI::App& app, CommandContext& context) {
   add->add_option("--identity", add_flags->identity, "Private key file (default: ssh-agent, then ~/.ssh keys)");
   add->add_option("--container", add_flags->container, "Proxmox LXC container VMID on that host")
       ->check(CLI::Range(100, 999999999));
+  add->add_option("--label", add_flags->labels,
+                  "Label the node KEY=VALUE (repeatable); select labelled nodes with --nodes @KEY=VALUE")
+      ->type_name("K=V");
   add->add_flag("--replace", add_flags->replace, "Replace a node of the same name");
   add->callback([&context, add_flags] { RunAdd(context, *add_flags); });
 

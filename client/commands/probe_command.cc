@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "client/commands/command_context.h"
+#include "client/fleet/fleet_commands.h"
 #include "client/output/probe_json.h"
 #include "client/output/probe_text.h"
 #include "common/json_text.h"
@@ -23,6 +24,7 @@ void RunProbe(CommandContext& ctx, const ProbeFlags& flags) {
     }
     request.add_venvs(venv);
   }
+  if (!ctx.global.nodes.empty()) return RunFleetProbe(ctx, request);
   auto agent = ctx.ConnectAgent();
   if (!agent.ok()) return ctx.Fail(agent.status());
   Result<v1::HostProbe> probe = (*agent)->Probe(request);

@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "client/commands/command_context.h"
+#include "client/fleet/fleet_commands.h"
 #include "client/commands/train_subcommands.h"
 #include "client/job_name.h"
 #include "client/output/job_json.h"
@@ -13,6 +14,7 @@ namespace gpuctl::client {
 namespace {
 
 void RunList(CommandContext& ctx) {
+  if (!ctx.global.nodes.empty()) return RunFleetJobList(ctx);
   auto agent = ctx.ConnectAgent();
   if (!agent.ok()) return ctx.Fail(agent.status());
   Result<v1::ListJobsResponse> list = (*agent)->ListJobs();
@@ -29,6 +31,7 @@ void RunList(CommandContext& ctx) {
 void RunStatus(CommandContext& ctx, const std::string& name) {
   if (name.empty()) return RunList(ctx);
   if (Status s = ValidateJobName(name); !s.ok()) return ctx.Fail(s);
+  if (!ctx.global.nodes.empty()) return RunFleetJobStatus(ctx, name);
   auto agent = ctx.ConnectAgent();
   if (!agent.ok()) return ctx.Fail(agent.status());
   Result<v1::Job> job = (*agent)->GetJob(name);

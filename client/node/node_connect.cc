@@ -14,9 +14,17 @@ Result<std::unique_ptr<AgentClient>> ConnectNode(const CommandContext& context, 
                                                  const NodeConnectOptions& options) {
   Result<Node> node = FindNode(name);
   if (!node.ok()) return node.status();
-  Result<AgentLayout> layout = AgentLayoutFor(node->agent_prefix);
+  return ConnectNodeAgent(context, *node, options);
+}
+
+Result<std::unique_ptr<AgentClient>> ConnectNodeAgent(const CommandContext& context, const Node& node,
+                                                      const NodeConnectOptions& options) {
+  const std::string& name = node.name;
+  Result<AgentLayout> layout = AgentLayoutFor(node.agent_prefix);
   if (!layout.ok()) return layout.status();
-  Result<std::shared_ptr<ssh::SshSession>> session = ConnectNodeSsh(*node, context.global.accept_new_host_key);
+  auto ssh_timeout = std::chrono::ceil<std::chrono::seconds>(options.timeout);
+  Result<std::shared_ptr<ssh::SshSession>> session =
+      ConnectNodeSsh(node, context.global.accept_new_host_key, ssh_timeout);
   if (!session.ok()) return session.status();
   if (options.bootstrap) {
     BootstrapOptions bootstrap;
@@ -26,7 +34,7 @@ Result<std::unique_ptr<AgentClient>> ConnectNode(const CommandContext& context, 
     return std::move(booted->client);
   }
   Result<std::unique_ptr<AgentClient>> client =
-      AgentClientOverSsh(*session, layout->socket, std::chrono::seconds(10), layout->binary);
+      AgentClientOverSsh(*session, layout->socket, options.timeout, layout->binary);
   if (!client.ok()) {
     return Status(client.status().code(),
                   client.status().message() + "; install or start it with: gpuctl node bootstrap " + name);

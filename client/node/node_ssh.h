@@ -2,6 +2,7 @@
 // known_hosts, keys) as found through $HOME.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -18,6 +19,8 @@ class SshSession;
 Result<Node> FindNode(const std::string& name);
 
 // Errors as SshSession::Connect.
-Result<std::shared_ptr<ssh::SshSession>> ConnectNodeSsh(const Node& node, bool accept_new_host_key);
+// `timeout` bounds the connection and each blocking step of it.
+Result<std::shared_ptr<ssh::SshSession>> ConnectNodeSsh(const Node& node, bool accept_new_host_key,
+                                                        std::chrono::seconds timeout = std::chrono::seconds(10));
 
 }  // namespace gpuctl::client

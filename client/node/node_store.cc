@@ -32,6 +32,7 @@ nlohmann::json ToJson(const Node& node) {
   if (!node.identity_file.empty()) j["identity_file"] = node.identity_file;
   if (node.container_vmid) j["container"] = *node.container_vmid;
   if (!node.agent_prefix.empty()) j["agent_prefix"] = node.agent_prefix;
+  if (!node.labels.empty()) j["labels"] = node.labels;
   return j;
 }
 
@@ -44,6 +45,9 @@ Node FromJson(const nlohmann::json& j) {
   node.identity_file = j.value("identity_file", "");
   if (j.contains("container")) node.container_vmid = JsonInteger<int>(j.at("container"));
   node.agent_prefix = j.value("agent_prefix", "");
+  if (j.contains("labels")) {
+    for (const auto& [key, value] : j.at("labels").items()) node.labels[key] = value.get<std::string>();
+  }
   return node;
 }
 
@@ -61,6 +65,26 @@ Status ValidateNodeName(const std::string& name) {
   // "local" means this machine's agent wherever a node name is taken.
   if (name == "local") return InvalidArgument("'local' is reserved for this machine's agent; pick another name");
   return Status::Ok();
+}
+
+Result<std::pair<std::string, std::string>> ParseNodeLabel(const std::string& text) {
+  size_t eq = text.find('=');
+  std::string key = text.substr(0, eq);
+  std::string value = eq == std::string::npos ? "" : text.substr(eq + 1);
+  bool key_ok = !key.empty() && key.size() <= 63 && std::all_of(key.begin(), key.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+           c == '.' || c == '/';
+  });
+  if (!key_ok) {
+    return InvalidArgument("bad label '" + text + "': give KEY=VALUE, KEY of 1-63 letters, digits, '-', '_', '.', '/'");
+  }
+  bool value_ok = value.size() <= 255 && std::all_of(value.begin(), value.end(), [](char c) {
+    return c > ' ' && c < 0x7f && c != ',';
+  });
+  if (!value_ok) {
+    return InvalidArgument("bad label value in '" + text + "': up to 255 printable characters, no spaces or ','");
+  }
+  return std::make_pair(key, value);
 }
 
 Result<Node> ParseNodeTarget(const std::string& name, const std::string& target) {

@@ -3,6 +3,7 @@
 // Pure file I/O, no SSH: written atomically so a crash never loses the list.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,8 @@ struct Node {
   // system install (/usr/local/bin, /etc/gpuctl, /run/gpuctl/gpuctld.sock).
   // The agent's socket, binary and config are found from it (AgentLayoutFor).
   std::string agent_prefix;
+  // `node add --label K=V`: what `--nodes @K=V` selects by.
+  std::map<std::string, std::string> labels;
 
   bool operator==(const Node&) const = default;
 };
@@ -33,6 +36,10 @@ Result<Node> ParseNodeTarget(const std::string& name, const std::string& target)
 std::string FormatNodeTarget(const Node& node);
 // Letters, digits, '-', '_', '.'; 1..64 characters; not "local".
 Status ValidateNodeName(const std::string& name);
+// "K=V" (or "K" alone: an empty value). K: letters, digits, '-', '_', '.',
+// '/'; 1..63 characters. V: printable ASCII without ',', up to 255.
+// Errors: kInvalidArgument.
+Result<std::pair<std::string, std::string>> ParseNodeLabel(const std::string& text);
 
 // The nodes file's text, and back; pure (NodeStore reads and writes the
 // file). `path` only names the file in errors: kInvalidArgument for text

@@ -211,16 +211,27 @@ std::string JobToText(const v1::Job& job, int64_t now_unix_ms) {
   return out;
 }
 
+std::vector<std::string> JobListHeader() {
+  return {"NAME", "KIND", "STATE", "PID", "RUNTIME", "STEP", "LOSS", "THROUGHPUT", "EVENTS"};
+}
+
+std::vector<std::string> JobListRow(const v1::Job& job, int64_t now_unix_ms) {
+  const v1::JobMetrics& m = job.metrics();
+  return {job.spec().name(), JobKind(job.spec()), JobStateSummary(job), job.pid() > 0 ? std::to_string(job.pid()) : "-",
+          job.started_unix_ms() > 0 ? FormatDuration(JobRuntime(job, now_unix_ms)) : "-",
+          m.has_step() ? std::to_string(m.step()) : "-", m.has_loss() ? Loss(m.loss()) : "-",
+          m.has_throughput() ? Rate(m.throughput()) : "-", EventsSummary(job)};
+}
+
+std::string FormatLoss(double loss) { return Loss(loss); }
+std::string FormatThroughput(const v1::Throughput& throughput) { return Rate(throughput); }
+
 std::string JobListToText(const v1::ListJobsResponse& list, int64_t now_unix_ms) {
   if (list.jobs_size() == 0) return "no jobs\n";
-  Table table({"NAME", "KIND", "STATE", "PID", "RUNTIME", "STEP", "LOSS", "THROUGHPUT", "EVENTS"});
+  Table table(JobListHeader());
   std::string waiting;
   for (const v1::Job& job : list.jobs()) {
-    const v1::JobMetrics& m = job.metrics();
-    table.AddRow({job.spec().name(), JobKind(job.spec()), JobStateSummary(job), job.pid() > 0 ? std::to_string(job.pid()) : "-",
-                  job.started_unix_ms() > 0 ? FormatDuration(JobRuntime(job, now_unix_ms)) : "-",
-                  m.has_step() ? std::to_string(m.step()) : "-", m.has_loss() ? Loss(m.loss()) : "-",
-                  m.has_throughput() ? Rate(m.throughput()) : "-", EventsSummary(job)});
+    table.AddRow(JobListRow(job, now_unix_ms));
     if (job.state() == v1::JOB_STATE_QUEUED) {
       waiting += "  #" + std::to_string(job.queue_position()) + " " + job.spec().name() + " waits for " +
                  OrDash(job.waiting_for()) + "\n";

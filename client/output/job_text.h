@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "gpuctl/v1/jobs.pb.h"
 
@@ -16,6 +17,12 @@ std::string JobToText(const v1::Job& job, int64_t now_unix_ms);
 
 // NAME STATE PID RUNTIME STEP LOSS THROUGHPUT EVENTS; "no jobs" when empty.
 std::string JobListToText(const v1::ListJobsResponse& list, int64_t now_unix_ms);
+// Its header and one job's row (the fleet table puts NODE before them).
+std::vector<std::string> JobListHeader();
+std::vector<std::string> JobListRow(const v1::Job& job, int64_t now_unix_ms);
+// "0.4213", "5123 tok/s": as the tables show them.
+std::string FormatLoss(double loss);
+std::string FormatThroughput(const v1::Throughput& throughput);
 
 // "cuda_oom at offset 12345: gpu 0, tried 16.0 GiB, free 11.3 GiB of 139.8 GiB"
 std::string JobEventToText(const v1::JobEvent& event);

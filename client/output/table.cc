@@ -21,6 +21,7 @@ std::string Table::Render() const {
   };
   measure(header_);
   for (const auto& row : rows_) measure(row);
+  for (const Span& span : spans_) widths[0] = std::max(widths[0], Width(span.first));
   std::string out;
   auto emit = [&](const std::vector<std::string>& row) {
     std::string line;
@@ -33,7 +34,15 @@ std::string Table::Render() const {
     out += line + "\n";
   };
   emit(header_);
-  for (const auto& row : rows_) emit(row);
+  size_t next_span = 0;
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    if (next_span < spans_.size() && spans_[next_span].row == r) {
+      const Span& span = spans_[next_span++];
+      out += span.first + std::string(widths[0] - Width(span.first) + 2, ' ') + span.text + "\n";
+      continue;
+    }
+    emit(rows_[r]);
+  }
   return out;
 }
 

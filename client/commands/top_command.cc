@@ -1,0 +1,112 @@
+#include "client/commands/top_command.h"
+
+#include <algorithm>
+#include <memory>
+#include <ostream>
+#include <thread>
+
+#include "client/commands/command_context.h"
+#include "client/commands/train_subcommands.h"
+#include "client/fleet/fleet.h"
+#include "client/output/top_view.h"
+#include "common/json_text.h"
+#include "common/units.h"
+
+namespace gpuctl::client {
+namespace {
+
+struct TopFlags {
+  bool once = false;
+  std::string interval = "2s";
+};
+
+// One refresh: health and jobs from every node, over the pool's connections.
+std::vector<TopNode> Gather(NodePool& pool, int concurrency) {
+  std::vector<TopNode> view(pool.size());
+  std::vector<NodeAnswer> answers = pool.AskAll(concurrency, [&view](size_t i, AgentClient& agent) -> Status {
+    Result<v1::HealthSnapshot> health = agent.GetHealth();
+    if (!health.ok()) return health.status();
+    view[i].health = std::move(*health);
+    Result<v1::ListJobsResponse> jobs = agent.ListJobs();
+    if (!jobs.ok()) return jobs.status();
+    view[i].jobs = std::move(*jobs);
+    return Status::Ok();
+  });
+  for (size_t i = 0; i < view.size(); ++i) {
+    view[i].node = pool.nodes()[i].name;
+    view[i].reached = answers[i].reached;
+    if (!answers[i].status.ok()) view[i].error = answers[i].status.message();
+  }
+  return view;
+}
+
+// The nodes of --nodes, or the one agent the other flags name, as a pool.
+Result<Fleet> OpenTopFleet(CommandContext& ctx) {
+  if (!ctx.global.nodes.empty()) return OpenFleet(ctx);
+  Node one;
+  one.name = ctx.global.node.empty() ? "local" : ctx.global.node;
+  Fleet fleet;
+  fleet.pool = std::make_unique<NodePool>(std::vector<Node>{one}, [&ctx](const Node&) { return ctx.ConnectAgent(); });
+  return fleet;
+}
+
+void RunTop(CommandContext& ctx, const TopFlags& flags) {
+  Result<std::chrono::milliseconds> interval = ParseDuration(flags.interval);
+  if (!interval.ok()) return ctx.Fail(interval.status().Wrap("--interval"));
+  if (*interval < std::chrono::milliseconds(200) || *interval > std::chrono::hours(1)) {
+    return ctx.Fail(InvalidArgument("--interval must be from 200ms to 1h, got " + flags.interval));
+  }
+  Result<Fleet> fleet = OpenTopFleet(ctx);
+  if (!fleet.ok()) return ctx.Fail(fleet.status());
+  const bool json = ctx.global.format() == OutputFormat::kJson;
+  // Live only where a person watches: a pipe or a script gets one screen.
+  const bool live = !flags.once && !json && ctx.console.stdout_is_terminal;
+  std::ostream& out = ctx.console.out;
+  while (true) {
+    std::vector<TopNode> view = Gather(*fleet->pool, fleet->options.concurrency);
+    int64_t now = NowUnixMs();
+    if (json) {
+      out << DumpJson(TopToJson(view, now), -1) << "\n";
+    } else if (live) {
+      // Home, the screen, then clear what the last (longer) screen left.
+      std::string screen = TopToText(view, now);
+      std::string painted;
+      for (size_t start = 0; start < screen.size();) {
+        size_t end = screen.find('\n', start);
+        painted += screen.substr(start, end - start) + "\033[K\n";
+        start = end == std::string::npos ? screen.size() : end + 1;
+      }
+      out << "\033[H" << painted << "\033[J";
+    } else {
+      out << TopToText(view, now);
+    }
+    out.flush();
+    if (!live || !out) {
+      bool all_reached = std::all_of(view.begin(), view.end(), [](const TopNode& n) { return n.reached; });
+      if (!all_reached) ctx.exit_code = ctx.global.nodes.empty() ? kExitUnreachable : kExitSomeNodesUnreached;
+      return;
+    }
+    std::this_thread::sleep_for(*interval);
+  }
+}
+
+}  // namespace
+
+void AddTopCommand(CLI::App& app, CommandContext& context) {
+  auto flags = std::make_shared<TopFlags>();
+  CLI::App* cmd = app.add_subcommand("top", "A live view of nodes x GPUs and their jobs");
+  cmd->footer(
+      "Shows, per node, free memory and memory pressure (PSI some/full, 10 s average) and per GPU utilisation, "
+      "memory, temperature and power; then every job with its state, step, loss, throughput, GPU memory and last "
+      "event. With --nodes (all, NAME,NAME or @KEY=VALUE) it covers many nodes, each over one SSH connection kept "
+      "for the whole session; else the agent --node or --agent names.\n"
+      "On a terminal it refreshes in place until interrupted; with --once, or when stdout is not a terminal, it "
+      "prints one screen. -o json prints one object: {time_unix_ms, nodes: [{node, reached, error, health, "
+      "jobs}]}.\n"
+      "Exit 0 when every node answered, 4 (--nodes) or 3 (one agent) when some did not.");
+  cmd->add_flag("--once", flags->once, "Print one screen and exit");
+  cmd->add_option("--interval", flags->interval, "Time between refreshes (e.g. 1s; min 200ms)")->capture_default_str();
+  cmd->callback([&context, flags] { RunTop(context, *flags); });
+}
+
+}  // namespace gpuctl::client
