@@ -30,6 +30,8 @@
 #include "agents/sys/unix_bridge.h"
 #include "agents/train/job_supervisor.h"
 #include "daemon/config/flags.h"
+#include "daemon/metrics/agent_metrics.h"
+#include "daemon/metrics/guard_metrics.h"
 #include "daemon/server/agent_server.h"
 #include "daemon/server/build_setup.h"
 #include "daemon/server/guard_setup.h"
@@ -213,6 +215,26 @@ int main(int argc, char** argv) {
     sys::WarmStack();
     if (Status s = sys::LockAllMemory(); !s.ok()) spdlog::warn("{}", s.message());
   }
+  // /metrics: after the gRPC server, so a bad address fails the start the
+  // same way. The guard's counters are fed from its events as published.
+  daemon::GuardMetrics guard_metrics;
+  std::unique_ptr<daemon::MetricsServer> metrics_server;
+  if (!config.metrics_listen.empty()) {
+    Result<std::unique_ptr<daemon::MetricsServer>> metrics = daemon::MetricsServer::Start(
+        {.listen = config.metrics_listen,
+         .tls_cert = config.tls_cert,
+         .tls_key = config.tls_key,
+         .tls_client_ca = config.tls_client_ca,
+         .state_dir = config.state_dir},
+        daemon::AgentMetricsSource(sampler, agent_service, host_fs, clock), guard_metrics.registry());
+    if (!metrics.ok()) {
+      spdlog::error("{}", metrics.status().message());
+      (*server)->Shutdown(clock.WallNow() + std::chrono::milliseconds(500));
+      return kExitStartFailed;
+    }
+    metrics_server = std::move(*metrics);
+    spdlog::info("metrics at {}", metrics_server->url());
+  }
   daemon::JobsForGuard jobs_for_guard(jobs);
   std::unique_ptr<guard::MemoryGuard> memory_guard;
   if (guard_plan) {
@@ -225,7 +247,8 @@ int main(int argc, char** argv) {
         .clock = clock,
         .work = jobs_for_guard,
         .publish =
-            [&event_log](guard::GuardEvent e) {
+            [&event_log, &guard_metrics](guard::GuardEvent e) {
+              guard_metrics.Observe(e.kind, e.fields);
               event_log.Publish({.kind = std::move(e.kind), .job = std::move(e.job),
                                  .message = std::move(e.message), .fields = std::move(e.fields)});
             },
@@ -255,6 +278,7 @@ int main(int argc, char** argv) {
   // deadline well inside the 2 s promise.
   sys::NotifyStopping();
   if (memory_guard) memory_guard->Stop();
+  metrics_server.reset();
   if (build_watch) build_watch->Stop();  // resumes what it paused
   watchdog_feeder.reset();
   health_hub.Stop();

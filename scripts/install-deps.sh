@@ -9,6 +9,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libssh-dev libspdlog-dev nlohmann-json3-dev libcli11-dev
   tmux python3 procps
+  libssl-dev dpkg-dev   # /metrics: civetweb's TLS; dpkg-source unpacks its Debian sources
 )
 if [ "${1:-}" = --test ]; then
   packages+=(
@@ -19,7 +20,8 @@ if [ "${1:-}" = --test ]; then
     debootstrap zstd                # fresh Debian roots for the fresh-node test
     lxc iproute2 systemd-container  # a real systemd in an LXC container for the unit and the .deb
     util-linux                      # setpriv: a second, non-root user
-    dpkg-dev file                   # the .deb is built and inspected
+    file                            # the .deb is built and inspected
+    prometheus                      # promtool checks /metrics
     clang-16 libclang-rt-16-dev     # ASan/UBSan and libFuzzer (scripts/sanitize.sh); clang 14 lacks source_location
   )
 fi
@@ -32,3 +34,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+# prometheus-cpp and civetweb, from Debian's own source packages: compiled into
+# gpuctld statically (Debian ships no static archives of them).
+bash "$(dirname "$0")/debian-sources.sh"

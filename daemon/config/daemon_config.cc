@@ -1,5 +1,7 @@
 #include "daemon/config/daemon_config.h"
 
+#include <arpa/inet.h>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -85,16 +87,23 @@ Status LoadConfigFile(const std::string& path, DaemonConfig& config) {
       else if (key == "tls_cert") config.tls_cert = value.get<std::string>();
       else if (key == "tls_key") config.tls_key = value.get<std::string>();
       else if (key == "tls_client_ca") config.tls_client_ca = value.get<std::string>();
+      else if (key == "metrics_listen") config.metrics_listen = value.get<std::string>();
       else {
         return InvalidArgument("config file " + path + ": unknown key '" + key +
                                "' (known: listen, state_dir, log_level, nvml_library, nvidia_smi, gpu_max_age_ms, tmux_socket, pct, lxc_rootfs, provision_root, max_log_streams, gpu_busy_below, guard, guard_domain, guard_reserve, guard_unmanaged, "
-                               "guard_protect, cgroup_parent, lock_memory, tls_cert, tls_key, tls_client_ca)");
+                               "guard_protect, cgroup_parent, lock_memory, tls_cert, tls_key, tls_client_ca, metrics_listen)");
       }
     }
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument("config file " + path + ": wrong type: " + e.what());
   }
   return Status::Ok();
+}
+
+bool IsLoopbackHost(const std::string& host) {
+  if (host == "localhost" || host == "::1" || host == "0:0:0:0:0:0:0:1") return true;
+  in_addr v4{};
+  return ::inet_pton(AF_INET, host.c_str(), &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127;
 }
 
 Status Validate(const DaemonConfig& config) {
@@ -119,7 +128,23 @@ Status Validate(const DaemonConfig& config) {
       return InvalidArgument(std::string(flag) + " must be an absolute path, got '" + *path + "'");
     }
   }
-  if (config.tls() && !any_tcp) {
+  bool metrics_tls = false;
+  if (!config.metrics_listen.empty()) {
+    Result<ListenAddress> metrics = ParseListenAddress(config.metrics_listen);
+    if (!metrics.ok() || metrics->kind != ListenAddress::Kind::kTcp) {
+      return InvalidArgument("--metrics-listen " + config.metrics_listen + ": give HOST:PORT, e.g. 127.0.0.1:9400");
+    }
+    if (!IsLoopbackHost(metrics->host)) {
+      metrics_tls = true;
+      if (config.tls_cert.empty() || config.tls_key.empty() || config.tls_client_ca.empty()) {
+        return InvalidArgument("--metrics-listen " + config.metrics_listen +
+                               ": an address other hosts can reach is served only with mutual TLS; give --tls-cert, "
+                               "--tls-key and --tls-client-ca (Prometheus scrapes with a client certificate), or "
+                               "listen on 127.0.0.1");
+      }
+    }
+  }
+  if (config.tls() && !any_tcp && !metrics_tls) {
     return InvalidArgument("--tls-cert, --tls-key and --tls-client-ca secure TCP listen addresses, and none is given; "
                            "add --listen HOST:PORT");
   }

@@ -72,7 +72,14 @@ struct DaemonConfig {
   std::string tls_key;
   std::string tls_client_ca;
   bool tls() const { return !tls_cert.empty() || !tls_key.empty() || !tls_client_ca.empty(); }
+
+  // Prometheus /metrics on HOST:PORT; empty: not served. Loopback is served
+  // plain; any other address only with the mutual TLS above.
+  std::string metrics_listen;
 };
+
+// 127.0.0.0/8, ::1 or localhost: reachable from this host only.
+bool IsLoopbackHost(const std::string& host);
 
 // Reads a JSON config file: keys as in DaemonConfig ("listen" is a list).
 // Unknown keys are refused so typos do not pass silently.

@@ -20,7 +20,7 @@ Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
   std::vector<std::string> listen;
   std::string state_dir, log_level, nvml_library, nvidia_smi, tmux_socket, pct, lxc_rootfs, provision_root;
   std::string guard, guard_domain, guard_reserve, cgroup_parent;
-  std::string tls_cert, tls_key, tls_client_ca;
+  std::string tls_cert, tls_key, tls_client_ca, metrics_listen;
   std::vector<std::string> guard_protect;
   bool guard_unmanaged = false, no_lock_memory = false;
   std::optional<int> max_log_streams;
@@ -63,13 +63,16 @@ Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
   app.add_option("--tls-key", tls_key, "PEM private key of --tls-cert (keep it 0600)");
   app.add_option("--tls-client-ca", tls_client_ca,
                  "PEM CA certificate(s); TCP clients must present a certificate signed by one of them");
+  app.add_option("--metrics-listen", metrics_listen,
+                 "Serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9400); an address other\n"
+                 "hosts can reach needs the --tls-* flags and is served over HTTPS with client certificates");
   app.add_flag("--no-lock-memory", no_lock_memory, "Do not mlockall the agent (for tests without CAP_IPC_LOCK)");
 
   // A flag given twice takes its last value, as most daemons do (--listen,
   // a list, keeps them all).
   for (const char* name : {"--config", "--state-dir", "--log-level", "--nvml-library", "--nvidia-smi", "--tmux-socket", "--pct",
                            "--lxc-rootfs", "--provision-root", "--max-log-streams", "--gpu-busy-below", "--guard", "--guard-domain", "--guard-reserve", "--cgroup-parent",
-                           "--tls-cert", "--tls-key", "--tls-client-ca"}) {
+                           "--tls-cert", "--tls-key", "--tls-client-ca", "--metrics-listen"}) {
     app.get_option(name)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
   try {
@@ -109,6 +112,7 @@ Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
   if (!tls_cert.empty()) config.tls_cert = tls_cert;
   if (!tls_key.empty()) config.tls_key = tls_key;
   if (!tls_client_ca.empty()) config.tls_client_ca = tls_client_ca;
+  if (!metrics_listen.empty()) config.metrics_listen = metrics_listen;
   if (Status s = Validate(config); !s.ok()) return s;
   return outcome;
 }

@@ -69,6 +69,9 @@ class AgentService final : public v1::Agent::CallbackService {
   };
   void AttachBuilds(BuildHooks hooks) { builds_ = std::move(hooks); }
 
+  // Every job as ListJobs answers it (also what /metrics shows).
+  v1::ListJobsResponse ListJobsSnapshot() const;
+
   // Host probe (probe_handlers.cc).
   grpc::ServerUnaryReactor* Probe(grpc::CallbackServerContext* context, const v1::ProbeRequest* request,
                                   v1::HostProbe* response) override;

@@ -44,6 +44,12 @@ void AgentService::FillJob(const train::JobRecord& job, v1::Job& out) const {
   if (std::optional<build::BuildStats> stats = builds_.status(job.run_id)) ToProto(*stats, *out.mutable_build());
 }
 
+v1::ListJobsResponse AgentService::ListJobsSnapshot() const {
+  v1::ListJobsResponse response;
+  for (const train::JobRecord& job : jobs_.ListJobs()) FillJob(job, *response.add_jobs());
+  return response;
+}
+
 void AgentService::FinishJob(grpc::ServerUnaryReactor* reactor, const Result<train::JobRecord>& job,
                              v1::Job* response) const {
   if (!job.ok()) {
@@ -84,7 +90,7 @@ grpc::ServerUnaryReactor* AgentService::GetJob(grpc::CallbackServerContext* cont
 grpc::ServerUnaryReactor* AgentService::ListJobs(grpc::CallbackServerContext* context,
                                                  const v1::ListJobsRequest* /*request*/,
                                                  v1::ListJobsResponse* response) {
-  for (const train::JobRecord& job : jobs_.ListJobs()) FillJob(job, *response->add_jobs());
+  *response = ListJobsSnapshot();
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
   return reactor;
