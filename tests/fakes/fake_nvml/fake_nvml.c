@@ -8,6 +8,8 @@
  *                       (fixtures/gpu-host/query-gpu.csv, query-apps.csv);
  *                       GPU 1 is a GeForce RTX 4090 whose ECC query answers
  *                       NOT_SUPPORTED and whose one process is the caller.
+ *   eight_h200          eight copies of the H200 above, each its own uuid and
+ *                       bus id (an 8-GPU host, for the /metrics bench).
  *   no_devices          init succeeds, no GPUs.
  *   mismatch            nvmlInit_v2 returns NVML_ERROR_LIB_RM_VERSION_MISMATCH.
  *   no_driver           nvmlInit_v2 returns NVML_ERROR_DRIVER_NOT_LOADED.
@@ -90,11 +92,23 @@ static const struct FakeGpu kGpus[2] = {
 
 static const char* g_scenario = "";
 static int g_init_count = 0;
-static struct nvmlDevice_st g_devices[2] = {{0}, {1}};
+static struct nvmlDevice_st g_devices[8] = {{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}};
+static struct FakeGpu g_eight[8];
+static char g_eight_uuid[8][48], g_eight_bus[8][32];
 
 static int Scenario(const char* name) { return strcmp(g_scenario, name) == 0; }
 
-static unsigned int DeviceCount(void) { return Scenario("no_devices") ? 0 : 2; }
+static unsigned int DeviceCount(void) { return Scenario("no_devices") ? 0 : Scenario("eight_h200") ? 8 : 2; }
+
+static void MakeEight(void) {
+  for (int i = 0; i < 8; ++i) {
+    g_eight[i] = kGpus[0];
+    snprintf(g_eight_uuid[i], sizeof g_eight_uuid[i], "GPU-c6489789-7836-64bc-561f-33b9f6b86e%02d", i);
+    snprintf(g_eight_bus[i], sizeof g_eight_bus[i], "00000000:%02X:00.0", 0x18 + i * 0x10);
+    g_eight[i].uuid = g_eight_uuid[i];
+    g_eight[i].bus_id = g_eight_bus[i];
+  }
+}
 
 /* The processes of FAKE_NVML_PROCESSES on GPU `index`, at most `max`;
    returns how many, or -1 when the variable is not set. */
@@ -121,7 +135,7 @@ static int ListedProcesses(unsigned int index, struct FakeProcess* out, int max)
 
 static const struct FakeGpu* Gpu(nvmlDevice_t device) {
   if (g_init_count == 0 || device == NULL || device->index >= DeviceCount()) return NULL;
-  return &kGpus[device->index];
+  return Scenario("eight_h200") ? &g_eight[device->index] : &kGpus[device->index];
 }
 
 static nvmlReturn_t CopyString(char* out, unsigned int length, const char* value) {
@@ -138,7 +152,8 @@ EXPORT nvmlReturn_t nvmlInit_v2(void) {
   g_scenario = (s == NULL || s[0] == '\0') ? "two_gpus" : s;
   if (Scenario("mismatch")) return NVML_ERROR_LIB_RM_VERSION_MISMATCH;
   if (Scenario("no_driver")) return NVML_ERROR_DRIVER_NOT_LOADED;
-  if (!Scenario("two_gpus") && !Scenario("no_devices")) return NVML_ERROR_UNKNOWN;
+  if (!Scenario("two_gpus") && !Scenario("no_devices") && !Scenario("eight_h200")) return NVML_ERROR_UNKNOWN;
+  if (Scenario("eight_h200")) MakeEight();
   ++g_init_count;
   return NVML_SUCCESS;
 }

@@ -62,6 +62,41 @@ TEST(Validate, TcpNeedsAllOfMutualTls) {
   EXPECT_NE(Validate(config).message().find("--listen HOST:PORT"), std::string::npos);
 }
 
+TEST(Validate, MetricsOnLoopbackArePlainAndElsewhereNeedMutualTls) {
+  DaemonConfig config;
+  for (const char* loopback : {"127.0.0.1:9400", "127.3.2.1:0", "[::1]:9400", "localhost:9400"}) {
+    config.metrics_listen = loopback;
+    EXPECT_TRUE(Validate(config).ok()) << loopback << ": " << Validate(config).message();
+  }
+  for (const char* open : {"0.0.0.0:9400", "10.0.0.5:9400", "[::]:9400", "gpu1.example:9400"}) {
+    config.metrics_listen = open;
+    Status s = Validate(config);
+    EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument) << open;
+    EXPECT_NE(s.message().find("only with mutual TLS"), std::string::npos) << s.message();
+  }
+  // The gRPC listener's TLS files serve /metrics too, with no TCP --listen.
+  config.tls_cert = "/a";
+  config.tls_key = "/b";
+  config.tls_client_ca = "/c";
+  EXPECT_TRUE(Validate(config).ok()) << Validate(config).message();
+  for (const char* bad : {"unix:/run/m.sock", "9400", "host:", "host:99999"}) {
+    config.metrics_listen = bad;
+    EXPECT_NE(Validate(config).message().find("--metrics-listen"), std::string::npos) << bad;
+  }
+}
+
+TEST(IsLoopbackHost, OnlyThisHostsAddresses) {
+  EXPECT_TRUE(IsLoopbackHost("127.0.0.1"));
+  EXPECT_TRUE(IsLoopbackHost("127.255.0.9"));
+  EXPECT_TRUE(IsLoopbackHost("::1"));
+  EXPECT_TRUE(IsLoopbackHost("localhost"));
+  EXPECT_FALSE(IsLoopbackHost("128.0.0.1"));
+  EXPECT_FALSE(IsLoopbackHost("0.0.0.0"));
+  EXPECT_FALSE(IsLoopbackHost("::"));
+  EXPECT_FALSE(IsLoopbackHost("127.0.0.1.example"));
+  EXPECT_FALSE(IsLoopbackHost(""));
+}
+
 TEST(Validate, DefaultsAreValidAndBadFieldsNamed) {
   DaemonConfig config;
   EXPECT_TRUE(Validate(config).ok());

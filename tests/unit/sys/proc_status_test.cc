@@ -13,6 +13,18 @@ namespace {
 
 using testing::TempDir;
 
+TEST(ParseProcessUsage, ResidentBytesAndThreadsOrNothing) {
+  ProcessUsage usage = ParseProcessUsage("Name:\tgpuctld\nVmRSS:\t   14604 kB\nThreads:\t22\n");
+  EXPECT_EQ(usage.resident_bytes, 14604u * 1024);
+  EXPECT_EQ(usage.threads, 22u);
+  ProcessUsage kernel_thread = ParseProcessUsage("Name:\tkworker/0:1\nThreads:\t1\n");
+  EXPECT_FALSE(kernel_thread.resident_bytes.has_value());
+  EXPECT_EQ(kernel_thread.threads, 1u);
+  ProcessUsage bad = ParseProcessUsage("VmRSS:\t12 MB\nThreads:\t-3\nVmRSS:\t99999999999999999999 kB\n");
+  EXPECT_FALSE(bad.resident_bytes.has_value());
+  EXPECT_FALSE(bad.threads.has_value());
+}
+
 TEST(ParseNsPids, ReadsEachNamespaceFromOursDown) {
   EXPECT_EQ(ParseNsPids("Name:\tsleep\nNSpid:\t4242\t17\nNSpgid:\t4242\t17\n"), (std::vector<int64_t>{4242, 17}));
   EXPECT_EQ(ParseNsPids("NSpid:\t1\n"), (std::vector<int64_t>{1}));
