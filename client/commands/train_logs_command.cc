@@ -8,6 +8,7 @@
 #include "client/commands/command_context.h"
 #include "client/commands/train_subcommands.h"
 #include "client/job_name.h"
+#include "client/multinode/multinode_commands.h"
 #include "client/resuming_log_stream.h"
 
 namespace gpuctl::client {
@@ -39,6 +40,12 @@ void RunLogs(CommandContext& ctx, const LogsFlags& flags, bool from_offset_given
   if (!from_offset.ok()) return ctx.Fail(from_offset.status());
   Result<uint64_t> tail = tail_given ? ParseCount("--tail", flags.tail, UINT32_MAX) : 0;
   if (!tail.ok()) return ctx.Fail(tail.status());
+  if (IsMultinodeJob(ctx, flags.name)) {
+    if (from_offset_given || tail_given) {
+      return ctx.Fail(InvalidArgument("--from-offset and --tail are per part: give --node NODE for one part"));
+    }
+    return RunMultinodeLogs(ctx, flags.name, flags.follow);
+  }
   auto agent = ctx.ConnectAgent();
   if (!agent.ok()) return ctx.Fail(agent.status());
   v1::StreamLogsRequest request;
@@ -53,6 +60,20 @@ void RunLogs(CommandContext& ctx, const LogsFlags& flags, bool from_offset_given
 }  // namespace
 
 Status WriteJobLog(CommandContext& ctx, AgentClient& client, const v1::StreamLogsRequest& request) {
+  std::ostream& out = ctx.console.out;
+  auto write = [&out](std::string_view bytes) {
+    // Raw bytes, flushed at once: the log may be binary and a reader waits on it.
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    return static_cast<bool>(out);  // stop when stdout is gone (| head)
+  };
+  auto note = [&ctx](const std::string& line) { ctx.console.err << line << "\n" << std::flush; };
+  return StreamJobLog(client, request, write, note);
+}
+
+Status StreamJobLog(AgentClient& client, const v1::StreamLogsRequest& request,
+                    const std::function<bool(std::string_view)>& write,
+                    const std::function<void(const std::string&)>& note) {
   LogStreamOptions options;
   options.request = request;
   options.reconnect = request.follow();
@@ -66,15 +87,6 @@ Status WriteJobLog(CommandContext& ctx, AgentClient& client, const v1::StreamLog
   seams.probe = [&client, &name] { return client.GetJob(name).status(); };
   seams.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
   seams.now = [] { return std::chrono::steady_clock::now(); };
-
-  std::ostream& out = ctx.console.out;
-  auto write = [&out](std::string_view bytes) {
-    // Raw bytes, flushed at once: the log may be binary and a reader waits on it.
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    return static_cast<bool>(out);  // stop when stdout is gone (| head)
-  };
-  auto note = [&ctx](const std::string& line) { ctx.console.err << line << "\n" << std::flush; };
   return StreamLogResuming(options, seams, write, note);
 }
 
@@ -85,6 +97,8 @@ void AddTrainLogsCommand(CLI::App& train, CommandContext& context) {
       "Writes output.log byte for byte (-o json does not apply). With -f, keeps following until the job has "
       "ended and all was written; if the agent restarts or the connection drops, reconnects for up to 2 "
       "minutes and resumes at the next byte, so nothing is lost or repeated.\n"
+      "A multi-node job (train start --multinode) prints every part's lines, each prefixed [NODE], interleaved "
+      "as they come; --node NODE follows one part.\n"
       "Exit 1 when the agent knows no job NAME; 3 when it cannot be reached.");
   cmd->add_option("name", flags->name, "The job's name")->required()->type_name("NAME");
   cmd->add_flag("-f,--follow", flags->follow, "Keep writing as the job logs, until it ends");

@@ -8,6 +8,7 @@
 #include "client/commands/command_context.h"
 #include "client/commands/train_subcommands.h"
 #include "client/job_name.h"
+#include "client/multinode/multinode_commands.h"
 #include "common/json_text.h"
 
 namespace gpuctl::client {
@@ -15,6 +16,7 @@ namespace {
 
 void RunRemove(CommandContext& ctx, const std::string& name) {
   if (Status s = ValidateJobName(name); !s.ok()) return ctx.Fail(s);
+  if (IsMultinodeJob(ctx, name)) return RunMultinodeRemove(ctx, name);
   auto agent = ctx.ConnectAgent();
   if (!agent.ok()) return ctx.Fail(agent.status());
   Result<v1::RemoveJobResponse> removed = (*agent)->RemoveJob(name);

@@ -6,13 +6,16 @@
 #include "client/agent_address.h"
 #include "client/commands/command_context.h"
 #include "client/commands/train_subcommands.h"
+#include "client/multinode/multinode_commands.h"
 #include "client/output/job_text.h"
 #include "client/train_start_request.h"
 
 namespace gpuctl::client {
 namespace {
 
-void RunStart(CommandContext& ctx, const TrainStartFlags& flags) {
+void RunStart(CommandContext& ctx, const TrainStartFlags& flags, const MultinodeFlags& multinode) {
+  if (!multinode.nodes.empty()) return RunMultinodeStart(ctx, flags, multinode);
+  if (multinode.wait) return ctx.Fail(InvalidArgument("--wait supervises a --multinode job; give --multinode a,b"));
   if (Status s = CheckCommandAfterSeparator(ctx.args, flags.command); !s.ok()) return ctx.Fail(s);
   Result<std::string> client_cwd = LocalJobCwd(ctx, flags.container);
   if (!client_cwd.ok()) return ctx.Fail(client_cwd.status());
@@ -43,6 +46,7 @@ Result<std::string> LocalJobCwd(CommandContext& ctx, const std::string& containe
 
 void AddTrainStartCommand(CLI::App& train, CommandContext& context) {
   auto flags = std::make_shared<TrainStartFlags>();
+  auto multinode = std::make_shared<MultinodeFlags>();
   CLI::App* cmd = train.add_subcommand("start", "Start a training job detached in tmux on the agent's host");
   cmd->footer(
       "Two forms:\n"
@@ -50,6 +54,9 @@ void AddTrainStartCommand(CLI::App& train, CommandContext& context) {
       "  gpuctl train start --name NAME [flags] -- COMMAND ARGS...\n"
       "Everything after '--' is the job's argv, passed verbatim (no shell), e.g.\n"
       "  gpuctl train start --name dflash-768 --anchors 768 -- python3 train.py --lr 3e-4\n"
+      "One job across nodes, torchrun on each (its rendezvous on the first node):\n"
+      "  gpuctl train start --name big --multinode a,b --nproc-per-node 8 --torchrun /opt/venv/bin/torchrun \\\n"
+      "    --cwd /srv/run -- train.py --lr 3e-4\n"
       "Returns once the job runs. Exit 2 when a flag is wrong or the agent refuses the job (bad spec, "
       "name in use, container stopped): nothing was started; 3 when the agent cannot be reached.");
   cmd->add_option("--name", flags->name,
@@ -114,9 +121,32 @@ void AddTrainStartCommand(CLI::App& train, CommandContext& context) {
                   "--retry-arg=latest; repeatable")
       ->allow_extra_args(false)
       ->type_name("ARG");
+  cmd->add_option("--multinode", multinode->nodes,
+                  "Run one job across these nodes (gpuctl node add), in rank order: each node's agent runs a part, "
+                  "torchrun with the c10d rendezvous on the first node; train status|logs|stop|rm NAME then reach "
+                  "every part")
+      ->type_name("NODE,NODE");
+  cmd->add_option("--nproc-per-node", multinode->nproc_per_node, "--multinode: torchrun's workers per node (e.g. GPUs)")
+      ->capture_default_str()
+      ->type_name("N");
+  cmd->add_option("--rdzv-port", multinode->rdzv_port, "--multinode: the rendezvous port on the first node")
+      ->capture_default_str()
+      ->type_name("PORT");
+  cmd->add_option("--rdzv-host", multinode->rdzv_host,
+                  "--multinode: the first node's address as the others reach it (default: its nodes.json host)")
+      ->type_name("ADDR");
+  cmd->add_option("--torchrun", multinode->torchrun, "--multinode: the torchrun on the nodes, e.g. /opt/venv/bin/torchrun")
+      ->capture_default_str()
+      ->type_name("PATH");
+  cmd->add_flag("--wait", multinode->wait,
+                "--multinode: stay and supervise until every part ends; a part that fails is named, and the others "
+                "are stopped after --grace. Exit 0 only when every part succeeded");
+  cmd->add_option("--grace", multinode->grace, "--wait: how long the other parts get after one fails")
+      ->capture_default_str()
+      ->type_name("DURATION");
   cmd->add_option("command", flags->command, "After '--': the command to run and its arguments, verbatim")
       ->type_name("COMMAND");
-  cmd->callback([&context, flags] { RunStart(context, *flags); });
+  cmd->callback([&context, flags, multinode] { RunStart(context, *flags, *multinode); });
 }
 
 }  // namespace gpuctl::client

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
@@ -31,6 +33,11 @@ Result<std::string> LocalJobCwd(CommandContext& context, const std::string& cont
 // Writes a job's log to stdout byte for byte; with request.follow, until
 // the job has ended, resuming across dropped streams.
 Status WriteJobLog(CommandContext& context, AgentClient& client, const v1::StreamLogsRequest& request);
+// The same with the bytes given to `write` (false: stop) and notes (reconnecting)
+// to `note`.
+Status StreamJobLog(AgentClient& client, const v1::StreamLogsRequest& request,
+                    const std::function<bool(std::string_view)>& write,
+                    const std::function<void(const std::string&)>& note);
 
 // The wall clock, read here once per output so runtimes of running jobs agree.
 int64_t NowUnixMs();

@@ -1,9 +1,20 @@
 #include "client/node/agent_config.h"
+
+#include <cstdint>
+#include <cstdio>
 #include "common/json_text.h"
 
 #include <nlohmann/json.hpp>
 
 namespace gpuctl::client {
+
+std::string TmuxSocketForPrefix(const std::string& prefix) {
+  uint32_t hash = 2166136261u;  // FNV-1a: stable across builds and hosts
+  for (char c : prefix) hash = (hash ^ static_cast<unsigned char>(c)) * 16777619u;
+  char name[32];
+  std::snprintf(name, sizeof name, "gpuctl-%08x", hash);
+  return name;
+}
 
 Result<std::string> AgentConfigFor(const std::string& base_json, const AgentLayout& layout) {
   nlohmann::json config;
@@ -22,7 +33,13 @@ Result<std::string> AgentConfigFor(const std::string& base_json, const AgentLayo
     }
   }
   config["listen"] = listen;
-  if (!layout.system()) config["state_dir"] = layout.state_dir;
+  if (!layout.system()) {
+    config["state_dir"] = layout.state_dir;
+    // Its own tmux server too: a tmux server is shared by name across the
+    // host, so a second agent would start its jobs in the first one's server
+    // (with that agent's namespaces, environment and cgroup).
+    if (!config.contains("tmux_socket")) config["tmux_socket"] = TmuxSocketForPrefix(layout.prefix);
+  }
   return DumpJson(config, 2) + "\n";
 }
 

@@ -109,6 +109,7 @@ fleet_sshd_stop() {
 }
 
 fleet_down() {
+  set +e   # a trap: clean up everything that can be, whatever fails
   [[ -n $fleet_dir ]] || return 0
   local i pid
   for ((i = 1; i <= fleet_size; i++)); do

@@ -1,5 +1,7 @@
 // The pure parts of bootstrap: where an agent lives, the config it gets,
 // reading the node's probe output, and quoting for the remote shell.
+#include <regex>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -41,12 +43,19 @@ TEST(AgentConfigTest, UnixSocketIsTheLayoutsAndTcpIsKept) {
   EXPECT_EQ(config["listen"], nlohmann::json::array({"unix:/p/run/gpuctld.sock", "127.0.0.1:50051"}));
   EXPECT_EQ(config["state_dir"], "/p/state");
   EXPECT_EQ(config["guard"], false);
+  // Its own tmux server, stable for the prefix and not another prefix's.
+  EXPECT_EQ(config["tmux_socket"], TmuxSocketForPrefix("/p"));
+  EXPECT_NE(TmuxSocketForPrefix("/p"), TmuxSocketForPrefix("/q"));
+  EXPECT_TRUE(std::regex_match(TmuxSocketForPrefix("/p"), std::regex("gpuctl-[0-9a-f]{8}")));
+  nlohmann::json own = nlohmann::json::parse(*AgentConfigFor(R"({"tmux_socket": "mine"})", layout));
+  EXPECT_EQ(own["tmux_socket"], "mine");
 }
 
 TEST(AgentConfigTest, SystemInstallKeepsItsStateDir) {
   nlohmann::json config =
       nlohmann::json::parse(*AgentConfigFor(R"({"state_dir": "/var/lib/gpuctl"})", *AgentLayoutFor("")));
   EXPECT_EQ(config["state_dir"], "/var/lib/gpuctl");
+  EXPECT_FALSE(config.contains("tmux_socket"));  // the system agent's default, gpuctl
   EXPECT_EQ(config["listen"], nlohmann::json::array({"unix:/run/gpuctl/gpuctld.sock"}));
   EXPECT_EQ(AgentConfigFor("[1]", *AgentLayoutFor("")).status().code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(AgentConfigFor("{", *AgentLayoutFor("")).status().code(), ErrorCode::kInvalidArgument);

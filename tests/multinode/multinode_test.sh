@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# multinode_test.sh BUILD_DIR: a real two-node torchrun job across two
+# network namespaces (fleet_lib.sh: each its own sshd and bootstrapped
+# agent), torch from the package index pip uses, gloo on CPU. The ranks
+# all-reduce every step and check each other's sums.
+# 1. gpuctl train start --multinode n1,n2 --wait: both parts succeed; status
+#    shows each part, logs interleave with [node] prefixes, rm removes both.
+# 2. A second run, one part killed (kill -9 of its torchrun): the other part
+#    fails or is stopped, and the supervisor names the node that failed first.
+# Root; exit 77 to skip (no netns, no uv or index).
+set -euo pipefail
+test_name=multinode
+build=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/../fleet/fleet_lib.sh"
+fleet_check
+venv=$(bash "$here/torch_venv.sh" "$build") || exit $?
+trap fleet_down EXIT
+fleet_up 2
+say "2 nodes up; torch $("$venv/bin/python" -c 'import torch; print(torch.__version__)')"
+has() { grep -qE -- "$2" "$1" || fail "no /$2/ in: $(cat "$1")"; }
+o=$fleet_dir/out
+start=(train start --multinode n1,n2 --nproc-per-node 1 --rdzv-port 29400 --torchrun "$venv/bin/torchrun"
+       --env GLOO_SOCKET_IFNAME=eth0 --env OMP_NUM_THREADS=1)
+
+# 1. Both parts run to the end, checking each other's sums.
+rc=0
+fleet_gpuctl "${start[@]}" --name ring --wait -- "$here/allreduce_train.py" --steps 15 --interval 0.1 \
+  >"$o" 2>&1 || rc=$?
+[[ $rc == 0 ]] || fail "the two-node job exited $rc: $(cat "$o"; fleet_gpuctl train logs ring 2>&1 | tail -40)"
+has "$o" '^started multi-node job ring: 2 parts on n1,n2, rendezvous 10\.213\.0\.2:29400 id ring-[0-9a-f]{12}'
+has "$o" '^multi-node job ring succeeded on every node$'
+fleet_gpuctl train status ring >"$o"
+has "$o" '^NODE +RANK +NAME +KIND +STATE'
+has "$o" '^n1 +0 +ring +train +succeeded'
+has "$o" '^n2 +1 +ring +train +succeeded'
+fleet_gpuctl -o json train status ring >"$o"
+python3 - "$o" <<'PY'
+import json, sys
+job = json.load(open(sys.argv[1]))
+parts = job["parts"]
+assert [(p["node"], p["rank"], p["state"]) for p in parts] == [("n1", 0, "succeeded"), ("n2", 1, "succeeded")], parts
+assert parts[0]["metrics"]["step"] == 14, parts[0]["metrics"]
+assert job["rdzv_endpoint"] == "10.213.0.2:29400", job
+PY
+fleet_gpuctl train logs ring >"$o"
+has "$o" '^\[n1\] rank 0 of 2 '
+has "$o" '^\[n2\] rank 1 of 2 '
+has "$o" '^\[n1\] rank 0: all 15 sums agreed$'
+has "$o" '^\[n2\] rank 1: all 15 sums agreed$'
+# One part alone: --node.
+fleet_gpuctl --node n2 train logs ring >"$o"
+has "$o" '^rank 1: all 15 sums agreed$'
+fleet_gpuctl train rm ring >"$o"
+has "$o" 'removed multi-node job ring from 2 nodes'
+rc=0; fleet_gpuctl --node n1 train status ring >/dev/null 2>&1 || rc=$?
+[[ $rc == 1 ]] || fail "the part on n1 is still known after rm (exit $rc)"
+say "two ranks on two nodes agreed for 15 steps"
+
+# 2. One part dies: the supervisor names its node and stops the other.
+fleet_gpuctl "${start[@]}" --name broken --wait --grace 5s -- "$here/allreduce_train.py" --steps 600 \
+  --interval 0.1 >"$o" 2>&1 &
+waiter=$!
+for _ in $(seq 300); do
+  fleet_gpuctl --node n2 train logs broken 2>/dev/null | grep -q '^rank 1 of 2' && break
+  sleep 0.2
+done
+pid=$(fleet_gpuctl --node n2 -o json train status broken | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
+[[ $pid -gt 0 ]] || fail "no pid for the part on n2"
+kill -9 "$pid"   # torchrun on n2, as an OOM killer or a crash would
+rc=0; wait "$waiter" || rc=$?
+[[ $rc == 1 ]] || fail "--wait exited $rc, not 1, when a part died: $(cat "$o")"
+has "$o" 'multi-node job broken failed: part on n2 \(rank 1\) (failed|lost)'
+fleet_gpuctl -o json train status broken >"$o.json"
+python3 - "$o.json" <<'PY'
+import json, sys
+parts = json.load(open(sys.argv[1]))["parts"]
+states = {p["node"]: p["state"] for p in parts}
+assert states["n2"] in ("failed", "lost"), states  # SIGKILL leaves no exit status: lost
+assert states["n1"] in ("failed", "stopped"), states   # its all_reduce broke, or the supervisor stopped it
+PY
+fleet_gpuctl train rm broken >/dev/null
+say "PASS"
