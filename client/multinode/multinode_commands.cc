@@ -183,6 +183,40 @@ size_t Culprit(const std::vector<PartReply>& parts) {
   return best;
 }
 
+// After an OOM relaunch of parts `relaunched` by their agents: every other
+// part is stopped and started again with the same change, so all ranks meet
+// again in the rendezvous (the same id) with the same settings.
+Status Realign(CommandContext& ctx, NodePool& pool, const MultinodeJob& job, const std::vector<PartReply>& parts,
+               const std::vector<size_t>& relaunched) {
+  const v1::JobSpec& changed = parts[relaunched.front()].job.spec();
+  std::vector<bool> redo(parts.size(), true);
+  for (size_t i : relaunched) redo[i] = false;
+  if (ctx.global.format() != OutputFormat::kJson) {
+    size_t p = relaunched.front();
+    ctx.console.out << "part on " << job.nodes[p] << " (rank " << p << ") was relaunched after a CUDA OOM (anchors "
+                    << (changed.has_anchors() ? std::to_string(changed.anchors()) : "-") << ", alloc conf "
+                    << (changed.alloc_conf().empty() ? "-" : changed.alloc_conf())
+                    << "): relaunching the other parts with the same change\n"
+                    << std::flush;
+  }
+  std::vector<NodeAnswer> answers = pool.AskAll(64, [&](size_t i, AgentClient& agent) -> Status {
+    if (!redo[i]) return Status::Ok();
+    Result<v1::JobSpec> spec = MirrorRelaunch(parts[i].job.spec(), changed);
+    if (!spec.ok()) return spec.status();
+    if (Running(parts[i].job)) {
+      if (Result<v1::Job> stopped = agent.StopJob(job.name, std::chrono::seconds(5)); !stopped.ok()) return stopped.status();
+    }
+    if (Result<v1::RemoveJobResponse> removed = agent.RemoveJob(job.name); !removed.ok()) return removed.status();
+    v1::StartJobRequest request;
+    *request.mutable_spec() = std::move(*spec);
+    return agent.StartJob(request).status();
+  });
+  for (size_t i = 0; i < answers.size(); ++i) {
+    if (!answers[i].status.ok()) return answers[i].status.Wrap("relaunching the part on " + job.nodes[i]);
+  }
+  return Status::Ok();
+}
+
 // --wait: until every part has ended. When parts end badly, the likeliest
 // cause among them (looked at over a few seconds, as the others fail in
 // its wake) is named as the job's failure, and the parts still running are
@@ -192,33 +226,56 @@ int Supervise(CommandContext& ctx, NodePool& pool, const MultinodeJob& job, std:
   const bool text = !Json(ctx);
   const auto settle = std::min<std::chrono::milliseconds>(grace, std::chrono::seconds(5));
   std::vector<std::string> last(job.nodes.size());
-  std::optional<std::chrono::steady_clock::time_point> first_bad;
+  // When a part was first seen ended badly; the epoch: none yet.
+  std::chrono::steady_clock::time_point first_bad{};
+  const auto none = std::chrono::steady_clock::time_point{};
   std::string failure;
   bool stopped_others = false;
   std::vector<PartReply> parts;
+  std::vector<uint32_t> restarts(job.nodes.size(), 0);
   while (true) {
     parts = GetParts(pool, job.name);
     auto now = std::chrono::steady_clock::now();
+    // An agent relaunched its part after a CUDA OOM (on_oom recover): the
+    // others failed in its wake, or would train with other settings.
+    std::vector<size_t> relaunched;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (!parts[i].answer.status.ok()) continue;
+      if (parts[i].job.restart_count() > restarts[i] && Running(parts[i].job)) relaunched.push_back(i);
+      restarts[i] = std::max(restarts[i], parts[i].job.restart_count());
+    }
+    if (!relaunched.empty() && relaunched.size() < parts.size()) {
+      if (Status s = Realign(ctx, pool, job, parts, relaunched); !s.ok()) {
+        failure = s.message();
+        break;
+      }
+      for (size_t i = 0; i < parts.size(); ++i) {
+        if (std::find(relaunched.begin(), relaunched.end(), i) == relaunched.end()) restarts[i] = 0;
+      }
+      first_bad = none;
+      std::fill(last.begin(), last.end(), std::string());
+      continue;
+    }
     for (size_t i = 0; i < parts.size(); ++i) {
       std::string summary = PartSummary(parts[i]);
       if (summary != last[i] && text) out << job.nodes[i] << " (rank " << i << "): " << summary << "\n" << std::flush;
       last[i] = summary;
-      if (EndedBadly(parts[i]) && !first_bad) first_bad = now;
+      if (EndedBadly(parts[i]) && first_bad == none) first_bad = now;
     }
     bool any_running = std::any_of(parts.begin(), parts.end(), [](const PartReply& p) {
       return p.answer.status.ok() && Running(p.job);
     });
-    if (first_bad && failure.empty() && (now - *first_bad >= settle || !any_running)) {
+    if (first_bad != none && failure.empty() && (now - first_bad >= settle || !any_running)) {
       size_t culprit = Culprit(parts);
       failure = "part on " + job.nodes[culprit] + " (rank " + std::to_string(culprit) + ") " + PartSummary(parts[culprit]);
       if (text && any_running) {
-        out << failure << "; the other parts are stopped " << (now - *first_bad >= grace ? "now" : "in " + FormatDuration(std::chrono::duration_cast<std::chrono::milliseconds>(grace - (now - *first_bad))))
+        out << failure << "; the other parts are stopped " << (now - first_bad >= grace ? "now" : "in " + FormatDuration(std::chrono::duration_cast<std::chrono::milliseconds>(grace - (now - first_bad))))
             << " unless they end first\n" << std::flush;
       }
     }
     bool all_answered = std::all_of(parts.begin(), parts.end(), [](const PartReply& p) { return p.answer.status.ok(); });
     if (!any_running && (all_answered || !failure.empty())) break;
-    if (!failure.empty() && !stopped_others && now - *first_bad >= grace) {
+    if (!failure.empty() && first_bad != none && !stopped_others && now - first_bad >= grace) {
       std::vector<bool> running(parts.size());
       for (size_t i = 0; i < parts.size(); ++i) running[i] = parts[i].answer.status.ok() && Running(parts[i].job);
       if (text) out << "stopping the parts still running\n" << std::flush;

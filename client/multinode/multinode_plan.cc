@@ -57,6 +57,33 @@ Result<std::vector<MultinodePart>> PlanMultinode(const v1::StartJobRequest& base
   return parts;
 }
 
+namespace {
+
+// Where the training script starts in a part's command: after "--local-addr ADDR".
+Result<int> ScriptStart(const v1::JobSpec& spec) {
+  for (int i = 0; i + 1 < spec.command_size(); ++i) {
+    if (spec.command(i) == "--local-addr") return i + 2;
+  }
+  return InvalidArgument("job " + spec.name() + "'s command is not a multi-node part's (no --local-addr)");
+}
+
+}  // namespace
+
+Result<v1::JobSpec> MirrorRelaunch(const v1::JobSpec& part, const v1::JobSpec& relaunched) {
+  Result<int> mine = ScriptStart(part);
+  if (!mine.ok()) return mine.status();
+  Result<int> theirs = ScriptStart(relaunched);
+  if (!theirs.ok()) return theirs.status();
+  v1::JobSpec out = part;
+  out.clear_command();
+  for (int i = 0; i < *mine; ++i) out.add_command(part.command(i));
+  for (int i = *theirs; i < relaunched.command_size(); ++i) out.add_command(relaunched.command(i));
+  if (relaunched.has_anchors()) out.set_anchors(relaunched.anchors());
+  else out.clear_anchors();
+  out.set_alloc_conf(relaunched.alloc_conf());
+  return out;
+}
+
 std::string NewRdzvId(const std::string& job_name) {
   std::random_device random;
   std::uniform_int_distribution<uint64_t> digits(0, (uint64_t{1} << 48) - 1);

@@ -39,6 +39,14 @@ struct MultinodePart {
 // twice, no command, --script, a bad port or process count).
 Result<std::vector<MultinodePart>> PlanMultinode(const v1::StartJobRequest& base, const MultinodeOptions& options);
 
+// Part `part`'s spec with the change the agent's OOM remediation made to
+// another part (`relaunched`): its anchors, allocator settings and training
+// script arguments (the command after torchrun's own flags, which end with
+// --local-addr ADDR). The part keeps its torchrun flags (rank, address),
+// environment and everything else. Errors: kInvalidArgument when a command
+// is not one PlanMultinode made.
+Result<v1::JobSpec> MirrorRelaunch(const v1::JobSpec& part, const v1::JobSpec& relaunched);
+
 // "NAME-<12 hex digits>": unique per start, so a restarted job never joins
 // an old round of the rendezvous.
 std::string NewRdzvId(const std::string& job_name);

@@ -109,6 +109,7 @@ fleet_sshd_stop() {
 }
 
 fleet_down() {
+  local status=$?
   set +e   # a trap: clean up everything that can be, whatever fails
   [[ -n $fleet_dir ]] || return 0
   local i pid
@@ -124,5 +125,5 @@ fleet_down() {
     pid=$(cat "$fleet_dir/n$i/run/gpuctld.pid" 2>/dev/null) && kill -9 "$pid" 2>/dev/null
   done
   rm -rf "$fleet_dir"
-  true
+  return "$status"
 }

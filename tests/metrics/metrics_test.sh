@@ -20,6 +20,8 @@ work=$(mktemp -d /tmp/gpuctl-metrics.XXXXXX)
 agent_pid=
 ns=
 cleanup() {
+  local status=$?
+  set +e   # a trap: clean up everything that can be, whatever fails
   [[ -n $agent_pid ]] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
   if [[ -n $ns ]]; then
     ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
@@ -27,7 +29,7 @@ cleanup() {
   fi
   tmux -L "gpuctl-metrics-$$" kill-server 2>/dev/null
   rm -rf "$work"
-  true
+  exit "$status"
 }
 trap cleanup EXIT
 

@@ -7,6 +7,9 @@
 #    shows each part, logs interleave with [node] prefixes, rm removes both.
 # 2. A second run, one part killed (kill -9 of its torchrun): the other part
 #    fails or is stopped, and the supervisor names the node that failed first.
+# 3. --on-oom recover: rank 1 dies of a CUDA OOM at anchors 1024; its agent
+#    relaunches it at 768 with expandable segments, the supervisor relaunches
+#    rank 0 with the same change, and the job succeeds on both nodes.
 # Root; exit 77 to skip (no netns, no uv or index).
 set -euo pipefail
 test_name=multinode
@@ -80,4 +83,25 @@ assert states["n2"] in ("failed", "lost"), states  # SIGKILL leaves no exit stat
 assert states["n1"] in ("failed", "stopped"), states   # its all_reduce broke, or the supervisor stopped it
 PY
 fleet_gpuctl train rm broken >/dev/null
+say "a killed part is named and the other stopped"
+
+# 3. An OOM on one node: every part relaunched with the same change.
+rc=0
+fleet_gpuctl "${start[@]}" --name oom --wait --on-oom recover --anchors 1024 -- "$here/allreduce_train.py" \
+  --steps 10 --interval 0.1 --oom-rank 1 --oom-above-anchors 768 >"$o" 2>&1 || rc=$?
+[[ $rc == 0 ]] || fail "the OOM job exited $rc: $(cat "$o"; fleet_gpuctl train logs oom 2>&1 | grep -v '^\[n.\]  ' | tail -40)"
+has "$o" 'part on n2 \(rank 1\) was relaunched after a CUDA OOM \(anchors 768, alloc conf expandable_segments:True\): relaunching the other parts with the same change'
+has "$o" '^multi-node job oom succeeded on every node$'
+fleet_gpuctl train logs oom >"$o"
+has "$o" '^\[n1\] rank 0 of 2 .*max anchors 768, alloc conf expandable_segments:True'
+has "$o" '^\[n2\] rank 1 of 2 .*max anchors 768, alloc conf expandable_segments:True'
+has "$o" '^\[n2\] rank 1: all 10 sums agreed$'
+fleet_gpuctl -o json --node n2 train status oom >"$o.json"
+python3 - "$o.json" <<'PY'
+import json, sys
+job = json.load(open(sys.argv[1]))
+assert job["state"] == "succeeded" and job["restart_count"] == 1, job
+assert job["anchors"] == 768, job
+PY
+fleet_gpuctl train rm oom >/dev/null
 say "PASS"
