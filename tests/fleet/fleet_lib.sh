@@ -92,7 +92,7 @@ CONF
 
 fleet_sshd_start() {
   local i=$1
-  ip netns exec "$(fleet_ns "$i")" /usr/sbin/sshd -f "$fleet_dir/sshd_n$i" -E "$fleet_dir/sshd_n$i.log"
+  ip netns exec "$(fleet_ns "$i")" /usr/sbin/sshd ${GPUCTL_FLEET_SSHD_FLAGS:-} -f "$fleet_dir/sshd_n$i" -E "$fleet_dir/sshd_n$i.log"
   local tries=0
   until [[ -s $fleet_dir/sshd_n$i.pid ]]; do
     (( ++tries < 100 )) || fail "sshd of n$i did not start: $(cat "$fleet_dir/sshd_n$i.log")"
