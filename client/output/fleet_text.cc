@@ -48,8 +48,8 @@ std::string FleetHealthToText(const std::vector<NodeRow<v1::HealthSnapshot>>& ro
     std::vector<std::string> node = {row.node, HostMemoryText(host), HostPressureText(host)};
     if (row.answer->gpus_size() == 0) {
       std::string why = row.answer->gpu_error().empty() ? "no GPUs" : "no GPUs: " + FirstLine(row.answer->gpu_error());
-      node.insert(node.end(), {"-", why});
-      table.AddRow(node);
+      node.push_back("-");
+      table.AddSpanningRow(node, why);
       continue;
     }
     for (const v1::Gpu& g : row.answer->gpus()) {

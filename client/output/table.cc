@@ -21,7 +21,7 @@ std::string Table::Render() const {
   };
   measure(header_);
   for (const auto& row : rows_) measure(row);
-  for (const Span& span : spans_) widths[0] = std::max(widths[0], Width(span.first));
+  for (const Span& span : spans_) measure(span.leading);
   std::string out;
   auto emit = [&](const std::vector<std::string>& row) {
     std::string line;
@@ -38,7 +38,11 @@ std::string Table::Render() const {
   for (size_t r = 0; r < rows_.size(); ++r) {
     if (next_span < spans_.size() && spans_[next_span].row == r) {
       const Span& span = spans_[next_span++];
-      out += span.first + std::string(widths[0] - Width(span.first) + 2, ' ') + span.text + "\n";
+      std::string line;
+      for (size_t i = 0; i < span.leading.size() && i < widths.size(); ++i) {
+        line += span.leading[i] + std::string(widths[i] - Width(span.leading[i]) + 2, ' ');
+      }
+      out += line + span.text + "\n";
       continue;
     }
     emit(rows_[r]);

@@ -10,16 +10,23 @@ class Table {
  public:
   explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
   void AddRow(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  // A row of `first` and then `text` across the other columns (a node's
-  // error in a fleet table): it does not widen them.
-  void AddSpanningRow(std::string first, std::string text) { spans_.push_back({rows_.size(), first, text}); rows_.push_back({}); }
+  // A row of `leading` cells and then `text` across the other columns (a
+  // node's error in a fleet table): `text` does not widen them.
+  void AddSpanningRow(std::vector<std::string> leading, std::string text) {
+    spans_.push_back({rows_.size(), std::move(leading), std::move(text)});
+    rows_.push_back({});
+  }
+  void AddSpanningRow(std::string first, std::string text) {
+    AddSpanningRow(std::vector<std::string>{std::move(first)}, std::move(text));
+  }
   std::string Render() const;
 
  private:
   std::vector<std::string> header_;
   struct Span {
     size_t row;
-    std::string first, text;
+    std::vector<std::string> leading;
+    std::string text;
   };
   std::vector<std::vector<std::string>> rows_;
   std::vector<Span> spans_;

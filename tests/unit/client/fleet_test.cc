@@ -161,9 +161,9 @@ TEST(FleetHealthToText, OneRowPerGpuWithTheNodeAndAnErrorRowForTheUnreached) {
   none.set_gpu_error("NVML: driver not loaded");
   std::string text = FleetHealthToText({{"a", &two, ""}, {"b", &none, ""}, {"c", nullptr, "cannot reach\nhint"}});
   EXPECT_EQ(text,
-            "NODE  MEM FREE  PSI 10S      GPU  NAME                              MEMORY                UTIL  TEMP  POWER\n"
-            "a     64.0 GiB  1.50%/0.25%  0    NVIDIA H200                       10.0 GiB / 140.0 GiB  90%   40C   500W\n"
-            "a     64.0 GiB  1.50%/0.25%  1    NVIDIA H200                       11.0 GiB / 140.0 GiB  91%   41C   500W\n"
+            "NODE  MEM FREE  PSI 10S      GPU  NAME         MEMORY                UTIL  TEMP  POWER\n"
+            "a     64.0 GiB  1.50%/0.25%  0    NVIDIA H200  10.0 GiB / 140.0 GiB  90%   40C   500W\n"
+            "a     64.0 GiB  1.50%/0.25%  1    NVIDIA H200  11.0 GiB / 140.0 GiB  91%   41C   500W\n"
             "b     1.0 GiB   -            -    no GPUs: NVML: driver not loaded\n"
             "c     error: cannot reach\n");
 }
