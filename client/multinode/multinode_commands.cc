@@ -265,6 +265,13 @@ int Supervise(CommandContext& ctx, NodePool& pool, const MultinodeJob& job, std:
     bool any_running = std::any_of(parts.begin(), parts.end(), [](const PartReply& p) {
       return p.answer.status.ok() && Running(p.job);
     });
+    // Only an unreachable node can stop being bad (a part that ended stays
+    // ended): it was a network blip, and nothing is stopped for it.
+    if (first_bad != none && std::none_of(parts.begin(), parts.end(), EndedBadly)) {
+      if (text && !failure.empty()) out << "every part answers again: nothing is stopped\n" << std::flush;
+      first_bad = none;
+      failure.clear();
+    }
     if (first_bad != none && failure.empty() && (now - first_bad >= settle || !any_running)) {
       size_t culprit = Culprit(parts);
       failure = "part on " + job.nodes[culprit] + " (rank " + std::to_string(culprit) + ") " + PartSummary(parts[culprit]);
@@ -372,7 +379,8 @@ void RunMultinodeStart(CommandContext& ctx, const TrainStartFlags& flags, const 
 
 bool IsMultinodeJob(CommandContext& ctx, const std::string& name) {
   if (!ctx.global.node.empty() || !ctx.global.nodes.empty() || !ctx.global.agent.empty()) return false;
-  return DefaultMultinodeStore().Find(name).ok();
+  // A file that cannot be read is not "no": the handlers then say why.
+  return DefaultMultinodeStore().Find(name).status().code() != ErrorCode::kNotFound;
 }
 
 namespace {

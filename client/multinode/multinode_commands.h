@@ -27,7 +27,8 @@ struct MultinodeFlags {
 void RunMultinodeStart(CommandContext& context, const TrainStartFlags& flags, const MultinodeFlags& multinode);
 
 // True when NAME is a multi-node job started from here and no --node,
-// --nodes or --agent points elsewhere: then these handle it.
+// --nodes or --agent points elsewhere, or when the file of multi-node jobs
+// cannot be read: then these handle it (and say why).
 bool IsMultinodeJob(CommandContext& context, const std::string& name);
 void RunMultinodeStatus(CommandContext& context, const std::string& name);
 // Every part's log, each line prefixed "[NODE] "; with follow, interleaved

@@ -1,6 +1,7 @@
 #include "client/output/fleet_text.h"
 
 #include <cstdio>
+#include <functional>
 
 #include "client/output/job_text.h"
 #include "client/output/table.h"
@@ -68,15 +69,22 @@ std::string FleetHealthToText(const std::vector<NodeRow<v1::HealthSnapshot>>& ro
   return table.Render();
 }
 
-std::string FleetJobsToText(const std::vector<NodeRow<v1::ListJobsResponse>>& rows, int64_t now_unix_ms) {
+namespace {
+
+// NODE and then train list's columns: a row per job `jobs_of` gives for a
+// node, "no jobs" for a node with none.
+template <typename Answer>
+std::string NodeJobsTable(const std::vector<NodeRow<Answer>>& rows, int64_t now_unix_ms,
+                          const std::function<std::vector<const v1::Job*>(const Answer&)>& jobs_of) {
   std::vector<std::string> header = JobListHeader();
   header.insert(header.begin(), "NODE");
   Table table(header);
   for (const auto& row : rows) {
     if (AddErrorRow(table, row)) continue;
-    if (row.answer->jobs_size() == 0) table.AddSpanningRow(row.node, "no jobs");
-    for (const v1::Job& job : row.answer->jobs()) {
-      std::vector<std::string> cells = JobListRow(job, now_unix_ms);
+    std::vector<const v1::Job*> jobs = jobs_of(*row.answer);
+    if (jobs.empty()) table.AddSpanningRow(row.node, "no jobs");
+    for (const v1::Job* job : jobs) {
+      std::vector<std::string> cells = JobListRow(*job, now_unix_ms);
       cells.insert(cells.begin(), row.node);
       table.AddRow(std::move(cells));
     }
@@ -84,17 +92,18 @@ std::string FleetJobsToText(const std::vector<NodeRow<v1::ListJobsResponse>>& ro
   return table.Render();
 }
 
+}  // namespace
+
+std::string FleetJobsToText(const std::vector<NodeRow<v1::ListJobsResponse>>& rows, int64_t now_unix_ms) {
+  return NodeJobsTable<v1::ListJobsResponse>(rows, now_unix_ms, [](const v1::ListJobsResponse& list) {
+    std::vector<const v1::Job*> jobs;
+    for (const v1::Job& job : list.jobs()) jobs.push_back(&job);
+    return jobs;
+  });
+}
+
 std::string FleetJobToText(const std::vector<NodeRow<v1::Job>>& rows, int64_t now_unix_ms) {
-  std::vector<std::string> header = JobListHeader();
-  header.insert(header.begin(), "NODE");
-  Table table(header);
-  for (const auto& row : rows) {
-    if (AddErrorRow(table, row)) continue;
-    std::vector<std::string> cells = JobListRow(*row.answer, now_unix_ms);
-    cells.insert(cells.begin(), row.node);
-    table.AddRow(std::move(cells));
-  }
-  return table.Render();
+  return NodeJobsTable<v1::Job>(rows, now_unix_ms, [](const v1::Job& job) { return std::vector<const v1::Job*>{&job}; });
 }
 
 std::string FleetProbeToText(const std::vector<NodeRow<v1::HostProbe>>& rows) {
