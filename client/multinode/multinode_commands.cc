@@ -4,304 +4,24 @@
 #include <charconv>
 #include <mutex>
 #include <ostream>
-#include <thread>
 
 #include "client/commands/command_context.h"
 #include "client/commands/train_subcommands.h"
 #include "client/fleet/fan_out.h"
+#include "client/multinode/multinode_parts.h"
 #include "client/multinode/multinode_plan.h"
 #include "client/multinode/multinode_store.h"
+#include "client/multinode/multinode_supervise.h"
 #include "client/output/fleet_text.h"
-#include "client/output/job_json.h"
-#include "client/output/job_state.h"
-#include "client/output/job_text.h"
-#include "client/output/table.h"
 #include "common/json_text.h"
 #include "common/units.h"
 
 namespace gpuctl::client {
 namespace {
 
-constexpr std::chrono::seconds kPartTimeout{20};
-constexpr std::chrono::seconds kPollInterval{1};
-
 bool Json(const CommandContext& ctx) { return ctx.global.format() == OutputFormat::kJson; }
 
-bool Running(const v1::Job& job) {
-  return job.state() == v1::JOB_STATE_RUNNING || job.state() == v1::JOB_STATE_STARTING ||
-         job.state() == v1::JOB_STATE_QUEUED;
-}
-
-std::vector<std::string> SplitNames(const std::string& text) {
-  std::vector<std::string> names;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = std::min(text.find(',', start), text.size());
-    names.push_back(text.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return names;
-}
-
-// The job's nodes from nodes.json, in rank order.
-Result<std::vector<Node>> FindNodes(const std::vector<std::string>& names) {
-  Result<std::vector<Node>> known = DefaultNodeStore().List();
-  if (!known.ok()) return known.status();
-  std::vector<Node> nodes;
-  for (const std::string& name : names) {
-    auto it = std::find_if(known->begin(), known->end(), [&](const Node& n) { return n.name == name; });
-    if (it == known->end()) {
-      return InvalidArgument("no node named '" + name + "'; add it with: gpuctl node add " + name +
-                             " --host [USER@]ADDR[:PORT]");
-    }
-    nodes.push_back(*it);
-  }
-  return nodes;
-}
-
-Result<std::unique_ptr<NodePool>> PoolFor(CommandContext& ctx, const std::vector<std::string>& names) {
-  Result<std::vector<Node>> nodes = FindNodes(names);
-  if (!nodes.ok()) return nodes.status();
-  return std::make_unique<NodePool>(
-      NodePool::ForCommand(ctx, std::move(*nodes), {.concurrency = 64, .timeout = kPartTimeout}));
-}
-
-struct PartReply {
-  v1::Job job;
-  NodeAnswer answer;
-};
-
-std::vector<PartReply> GetParts(NodePool& pool, const std::string& name) {
-  std::vector<PartReply> parts(pool.size());
-  std::vector<NodeAnswer> answers = pool.AskAll(64, [&](size_t i, AgentClient& agent) -> Status {
-    Result<v1::Job> job = agent.GetJob(name);
-    if (!job.ok()) return job.status();
-    parts[i].job = std::move(*job);
-    return Status::Ok();
-  });
-  for (size_t i = 0; i < parts.size(); ++i) parts[i].answer = answers[i];
-  return parts;
-}
-
-// "failed (exit 1): Traceback ..." or "unreachable: ..." for one part.
-std::string PartSummary(const PartReply& part) {
-  if (!part.answer.status.ok()) return "error: " + FirstLine(part.answer.status.message());
-  std::string text = JobStateName(part.job.state());
-  if (part.job.has_exit_code()) text += " (exit " + std::to_string(part.job.exit_code()) + ")";
-  if (part.job.has_term_signal()) text += " (" + SignalName(part.job.term_signal()) + ")";
-  // The reason, where it says more than the state and exit already do.
-  const std::string& reason = part.job.state_reason();
-  if (!reason.empty() && reason != text && reason.rfind("exited", 0) != 0 && reason != JobStateName(part.job.state())) {
-    text += ": " + FirstLine(reason);
-  }
-  return text;
-}
-
-std::string PartsTable(const MultinodeJob& job, const std::vector<PartReply>& parts) {
-  std::vector<std::string> header = JobListHeader();
-  header.insert(header.begin(), {"NODE", "RANK"});
-  Table table(header);
-  int64_t now = NowUnixMs();
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (!parts[i].answer.status.ok()) {
-      table.AddSpanningRow(job.nodes[i], "error: " + FirstLine(parts[i].answer.status.message()));
-      continue;
-    }
-    std::vector<std::string> row = JobListRow(parts[i].job, now);
-    row.insert(row.begin(), {job.nodes[i], std::to_string(i)});
-    table.AddRow(std::move(row));
-  }
-  return table.Render();
-}
-
-nlohmann::json PartsJson(const MultinodeJob& job, const std::vector<PartReply>& parts) {
-  nlohmann::json list = nlohmann::json::array();
-  int64_t now = NowUnixMs();
-  for (size_t i = 0; i < parts.size(); ++i) {
-    nlohmann::json part = parts[i].answer.status.ok()
-                              ? JobToJson(parts[i].job, now)
-                              : nlohmann::json{{"error", parts[i].answer.status.message()}};
-    part["node"] = job.nodes[i];
-    part["rank"] = i;
-    part["reached"] = parts[i].answer.reached;
-    list.push_back(std::move(part));
-  }
-  return {{"name", job.name},
-          {"nodes", job.nodes},
-          {"rdzv_endpoint", job.rdzv_endpoint},
-          {"rdzv_id", job.rdzv_id},
-          {"nproc_per_node", job.nproc_per_node},
-          {"parts", list}};
-}
-
-std::string Header(const MultinodeJob& job) {
-  std::string nodes;
-  for (const std::string& n : job.nodes) nodes += (nodes.empty() ? "" : ",") + n;
-  return "multi-node job " + job.name + ": " + std::to_string(job.nodes.size()) + " parts on " + nodes +
-         ", rendezvous " + job.rdzv_endpoint + " id " + job.rdzv_id + "\n";
-}
-
-// Stops the parts still running (grace each), at once.
-void StopRunning(NodePool& pool, const std::string& name, const std::vector<bool>& which,
-                 std::chrono::milliseconds grace) {
-  pool.AskAll(64, [&](size_t i, AgentClient& agent) -> Status {
-    if (!which[i]) return Status::Ok();
-    return agent.StopJob(name, grace).status();
-  });
-}
-
-// How surely a part that ended badly is the cause rather than a casualty:
-// when one rank dies the others' collectives fail a moment later, so a part
-// killed (lost, by a signal, by the guard) or with a CUDA OOM or NCCL error
-// in its log outranks one that merely exited non-zero.
-int CauseRank(const PartReply& part) {
-  if (!part.answer.status.ok()) return part.answer.reached ? 0 : 3;
-  const v1::Job& job = part.job;
-  if (job.state() == v1::JOB_STATE_LOST || job.state() == v1::JOB_STATE_KILLED_BY_GUARD || job.has_term_signal()) return 3;
-  bool telling = std::any_of(job.events().begin(), job.events().end(), [](const v1::JobEvent& e) {
-    return e.kind() == "cuda_oom" || e.kind() == "nccl_error";
-  });
-  return telling ? 2 : 1;
-}
-
-bool EndedBadly(const PartReply& part) {
-  if (!part.answer.status.ok()) return !part.answer.reached;
-  return !Running(part.job) && part.job.state() != v1::JOB_STATE_SUCCEEDED;
-}
-
-// The part to blame among those that ended badly: the likeliest cause, then
-// the earliest to end.
-size_t Culprit(const std::vector<PartReply>& parts) {
-  size_t best = parts.size();
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (!EndedBadly(parts[i])) continue;
-    if (best == parts.size() || CauseRank(parts[i]) > CauseRank(parts[best]) ||
-        (CauseRank(parts[i]) == CauseRank(parts[best]) && parts[i].job.ended_unix_ms() < parts[best].job.ended_unix_ms())) {
-      best = i;
-    }
-  }
-  return best;
-}
-
-// After an OOM relaunch of parts `relaunched` by their agents: every other
-// part is stopped and started again with the same change, so all ranks meet
-// again in the rendezvous (the same id) with the same settings.
-Status Realign(CommandContext& ctx, NodePool& pool, const MultinodeJob& job, const std::vector<PartReply>& parts,
-               const std::vector<size_t>& relaunched) {
-  const v1::JobSpec& changed = parts[relaunched.front()].job.spec();
-  std::vector<bool> redo(parts.size(), true);
-  for (size_t i : relaunched) redo[i] = false;
-  if (ctx.global.format() != OutputFormat::kJson) {
-    size_t p = relaunched.front();
-    ctx.console.out << "part on " << job.nodes[p] << " (rank " << p << ") was relaunched after a CUDA OOM (anchors "
-                    << (changed.has_anchors() ? std::to_string(changed.anchors()) : "-") << ", alloc conf "
-                    << (changed.alloc_conf().empty() ? "-" : changed.alloc_conf())
-                    << "): relaunching the other parts with the same change\n"
-                    << std::flush;
-  }
-  std::vector<NodeAnswer> answers = pool.AskAll(64, [&](size_t i, AgentClient& agent) -> Status {
-    if (!redo[i]) return Status::Ok();
-    Result<v1::JobSpec> spec = MirrorRelaunch(parts[i].job.spec(), changed);
-    if (!spec.ok()) return spec.status();
-    if (Running(parts[i].job)) {
-      if (Result<v1::Job> stopped = agent.StopJob(job.name, std::chrono::seconds(5)); !stopped.ok()) return stopped.status();
-    }
-    if (Result<v1::RemoveJobResponse> removed = agent.RemoveJob(job.name); !removed.ok()) return removed.status();
-    v1::StartJobRequest request;
-    *request.mutable_spec() = std::move(*spec);
-    return agent.StartJob(request).status();
-  });
-  for (size_t i = 0; i < answers.size(); ++i) {
-    if (!answers[i].status.ok()) return answers[i].status.Wrap("relaunching the part on " + job.nodes[i]);
-  }
-  return Status::Ok();
-}
-
-// --wait: until every part has ended. When parts end badly, the likeliest
-// cause among them (looked at over a few seconds, as the others fail in
-// its wake) is named as the job's failure, and the parts still running are
-// stopped once `grace` has passed.
-int Supervise(CommandContext& ctx, NodePool& pool, const MultinodeJob& job, std::chrono::milliseconds grace) {
-  std::ostream& out = ctx.console.out;
-  const bool text = !Json(ctx);
-  const auto settle = std::min<std::chrono::milliseconds>(grace, std::chrono::seconds(5));
-  std::vector<std::string> last(job.nodes.size());
-  // When a part was first seen ended badly; the epoch: none yet.
-  std::chrono::steady_clock::time_point first_bad{};
-  const auto none = std::chrono::steady_clock::time_point{};
-  std::string failure;
-  bool stopped_others = false;
-  std::vector<PartReply> parts;
-  std::vector<uint32_t> restarts(job.nodes.size(), 0);
-  while (true) {
-    parts = GetParts(pool, job.name);
-    auto now = std::chrono::steady_clock::now();
-    // An agent relaunched its part after a CUDA OOM (on_oom recover): the
-    // others failed in its wake, or would train with other settings.
-    std::vector<size_t> relaunched;
-    for (size_t i = 0; i < parts.size(); ++i) {
-      if (!parts[i].answer.status.ok()) continue;
-      if (parts[i].job.restart_count() > restarts[i] && Running(parts[i].job)) relaunched.push_back(i);
-      restarts[i] = std::max(restarts[i], parts[i].job.restart_count());
-    }
-    if (!relaunched.empty() && relaunched.size() < parts.size()) {
-      if (Status s = Realign(ctx, pool, job, parts, relaunched); !s.ok()) {
-        failure = s.message();
-        break;
-      }
-      for (size_t i = 0; i < parts.size(); ++i) {
-        if (std::find(relaunched.begin(), relaunched.end(), i) == relaunched.end()) restarts[i] = 0;
-      }
-      first_bad = none;
-      std::fill(last.begin(), last.end(), std::string());
-      continue;
-    }
-    for (size_t i = 0; i < parts.size(); ++i) {
-      std::string summary = PartSummary(parts[i]);
-      if (summary != last[i] && text) out << job.nodes[i] << " (rank " << i << "): " << summary << "\n" << std::flush;
-      last[i] = summary;
-      if (EndedBadly(parts[i]) && first_bad == none) first_bad = now;
-    }
-    bool any_running = std::any_of(parts.begin(), parts.end(), [](const PartReply& p) {
-      return p.answer.status.ok() && Running(p.job);
-    });
-    // Only an unreachable node can stop being bad (a part that ended stays
-    // ended): it was a network blip, and nothing is stopped for it.
-    if (first_bad != none && std::none_of(parts.begin(), parts.end(), EndedBadly)) {
-      if (text && !failure.empty()) out << "every part answers again: nothing is stopped\n" << std::flush;
-      first_bad = none;
-      failure.clear();
-    }
-    if (first_bad != none && failure.empty() && (now - first_bad >= settle || !any_running)) {
-      size_t culprit = Culprit(parts);
-      failure = "part on " + job.nodes[culprit] + " (rank " + std::to_string(culprit) + ") " + PartSummary(parts[culprit]);
-      if (text && any_running) {
-        out << failure << "; the other parts are stopped " << (now - first_bad >= grace ? "now" : "in " + FormatDuration(std::chrono::duration_cast<std::chrono::milliseconds>(grace - (now - first_bad))))
-            << " unless they end first\n" << std::flush;
-      }
-    }
-    bool all_answered = std::all_of(parts.begin(), parts.end(), [](const PartReply& p) { return p.answer.status.ok(); });
-    if (!any_running && (all_answered || !failure.empty())) break;
-    if (!failure.empty() && first_bad != none && !stopped_others && now - first_bad >= grace) {
-      std::vector<bool> running(parts.size());
-      for (size_t i = 0; i < parts.size(); ++i) running[i] = parts[i].answer.status.ok() && Running(parts[i].job);
-      if (text) out << "stopping the parts still running\n" << std::flush;
-      StopRunning(pool, job.name, running, std::chrono::seconds(10));
-      stopped_others = true;
-    }
-    std::this_thread::sleep_for(kPollInterval);
-  }
-  if (Json(ctx)) {
-    nlohmann::json result = PartsJson(job, parts);
-    result["failure"] = failure.empty() ? nlohmann::json(nullptr) : nlohmann::json(failure);
-    out << DumpJson(result, -1) << "\n";
-  } else {
-    out << (failure.empty() ? "multi-node job " + job.name + " succeeded on every node\n"
-                            : "multi-node job " + job.name + " failed: " + failure + "\n");
-  }
-  out.flush();
-  return failure.empty() ? kExitOk : kExitFailure;
-}
+Result<MultinodeJob> FindJob(const std::string& name) { return DefaultMultinodeStore().Find(name); }
 
 }  // namespace
 
@@ -369,12 +89,12 @@ void RunMultinodeStart(CommandContext& ctx, const TrainStartFlags& flags, const 
   if (Json(ctx) && !multinode.wait) {
     ctx.console.out << DumpJson(PartsJson(job, replies), -1) << "\n";
   } else if (!Json(ctx)) {
-    ctx.console.out << "started " << Header(job).substr(0) << PartsTable(job, replies)
+    ctx.console.out << "started " << PartsHeader(job).substr(0) << PartsTable(job, replies)
                     << "follow: gpuctl train logs " << job.name << " -f\n"
                     << "stop:   gpuctl train stop " << job.name << "\n";
   }
   ctx.console.out.flush();
-  if (multinode.wait) ctx.exit_code = Supervise(ctx, pool, job, *grace);
+  if (multinode.wait) ctx.exit_code = SuperviseMultinode(ctx, pool, job, *grace);
 }
 
 bool IsMultinodeJob(CommandContext& ctx, const std::string& name) {
@@ -383,17 +103,6 @@ bool IsMultinodeJob(CommandContext& ctx, const std::string& name) {
   return DefaultMultinodeStore().Find(name).status().code() != ErrorCode::kNotFound;
 }
 
-namespace {
-
-Result<MultinodeJob> FindJob(const std::string& name) { return DefaultMultinodeStore().Find(name); }
-
-void FinishParts(CommandContext& ctx, const std::vector<PartReply>& parts) {
-  std::vector<NodeAnswer> answers;
-  for (const PartReply& p : parts) answers.push_back(p.answer);
-  if (FanOutExitCode(answers) != kExitOk) ctx.exit_code = kExitSomeNodesUnreached;
-}
-
-}  // namespace
 
 void RunMultinodeStatus(CommandContext& ctx, const std::string& name) {
   Result<MultinodeJob> job = FindJob(name);
@@ -404,9 +113,9 @@ void RunMultinodeStatus(CommandContext& ctx, const std::string& name) {
   if (Json(ctx)) {
     ctx.console.out << DumpJson(PartsJson(*job, parts), -1) << "\n";
   } else {
-    ctx.console.out << Header(*job) << PartsTable(*job, parts);
+    ctx.console.out << PartsHeader(*job) << PartsTable(*job, parts);
     for (size_t i = 0; i < parts.size(); ++i) {
-      bool bad = parts[i].answer.status.ok() && !Running(parts[i].job) &&
+      bool bad = parts[i].answer.status.ok() && !PartRunning(parts[i].job) &&
                  parts[i].job.state() != v1::JOB_STATE_SUCCEEDED;
       if (bad) ctx.console.out << job->nodes[i] << " (rank " << i << "): " << PartSummary(parts[i]) << "\n";
     }
@@ -431,7 +140,7 @@ void RunMultinodeStop(CommandContext& ctx, const std::string& name, std::chrono:
   if (Json(ctx)) {
     ctx.console.out << DumpJson(PartsJson(*job, parts), -1) << "\n";
   } else {
-    ctx.console.out << "stopped " << Header(*job) << PartsTable(*job, parts);
+    ctx.console.out << "stopped " << PartsHeader(*job) << PartsTable(*job, parts);
   }
   ctx.console.out.flush();
   FinishParts(ctx, parts);

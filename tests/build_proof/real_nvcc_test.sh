@@ -4,7 +4,8 @@
 # pip's index; tests/build_proof/torch_shim stands in for the three PyTorch
 # headers they include). The same `make -jN` of N kernels runs twice under
 # the same memory limit, below what the N compiles need at once:
-#   ungoverned, in a plain memory cgroup: the kernel OOM-kills it;
+#   ungoverned, in a plain memory cgroup: the kernel OOM-kills it, or it sits
+#   pinned at the limit, thrashing, for STALL_S (default 60) seconds;
 #   under `gpuctl build --mem-budget LIMIT`: every object built, 0 OOM kills.
 # --bench adds a serial `make -j1` under the same limit and prints the ratios
 # (tests/bench/run_build_proof_bench.sh). Needs root (cgroups), nvcc and make;
@@ -95,10 +96,27 @@ run_limited() {
   if [[ -n ${STOP_AT_OOM:-} ]]; then
     # The first OOM kill is the measurement: the rest of the build is killed
     # rather than left to finish what survived.
-    local events=$cg/memory.oom_control
-    [[ $cgv == 2 ]] && events=$cg/memory.events
-    (while kill -0 "$pid" 2>/dev/null; do
-      if (($(awk '$1 == "oom_kill" {print $2}' "$events") > 0)); then
+    # Or a stall: pinned at the limit, the compiles can also thrash (the
+    # kernel reclaiming and re-reading their program text) for many minutes
+    # without an OOM kill. That is the same failure, slower: pinned for
+    # STALL_S seconds counts as it, and the group is killed.
+    local events=$cg/memory.oom_control usage=$cg/memory.usage_in_bytes
+    [[ $cgv == 2 ]] && events=$cg/memory.events usage=$cg/memory.current
+    rm -f "$work/$name.stalled"
+    (pinned_since=
+    while kill -0 "$pid" 2>/dev/null; do
+      stop=
+      (($(awk '$1 == "oom_kill" {print $2}' "$events") > 0)) && stop=1
+      if (($(cat "$usage") >= cap - (64 << 20))); then
+        pinned_since=${pinned_since:-$SECONDS}
+        if ((SECONDS - pinned_since >= ${STALL_S:-60})); then
+          echo "$((SECONDS - pinned_since))" >"$work/$name.stalled"
+          stop=1
+        fi
+      else
+        pinned_since=
+      fi
+      if [[ -n $stop ]]; then
         while read -r victim; do kill -9 "$victim" 2>/dev/null || true; done <"$cg/cgroup.procs"
       fi
       sleep 0.2
@@ -116,6 +134,7 @@ run_limited() {
     r_peak=$(cat "$cg/memory.peak" 2>/dev/null || echo 0)
   fi
   r_oom=${r_oom:-0}
+  r_stalled=$(cat "$work/$name.stalled" 2>/dev/null || echo 0)
   for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
 }
 
@@ -125,8 +144,13 @@ say "nvcc $("$nvcc" --version | tail -n1); $jobs kernels of flash-attn 2.8.3; li
 # 1. Ungoverned: make -jN in a plain cgroup.
 mkdir "$work/obj-ungoverned"
 STOP_AT_OOM=1 run_limited ungoverned "$limit" make -C "$work/obj-ungoverned" -f "$work/Makefile" -j "$jobs"
-say "ungoverned make -j$jobs: OOM-killed after ${r_wall} s ($r_oom kills, exit $r_exit), peak $(gib "$r_peak")"
-((r_oom > 0)) || fail "the ungoverned build was not OOM-killed at $(gib "$limit"): the limit proves nothing (see $work/ungoverned.log)"
+if ((r_oom > 0)); then
+  say "ungoverned make -j$jobs: OOM-killed after ${r_wall} s ($r_oom kills, exit $r_exit), peak $(gib "$r_peak")"
+elif ((r_stalled > 0)); then
+  say "ungoverned make -j$jobs: stalled at the $(gib "$limit") limit for ${r_stalled} s without finishing (thrashing; no OOM kill yet), killed after ${r_wall} s"
+else
+  fail "the ungoverned build was neither OOM-killed nor stalled at $(gib "$limit"): the limit proves nothing (see $work/ungoverned.log)"
+fi
 
 # 2. Governed: the same make under gpuctl build, with the limit as budget.
 mkdir -p "$work/state" "$work/obj-governed"

@@ -1,0 +1,175 @@
+#include "client/multinode/multinode_supervise.h"
+
+#include <algorithm>
+#include <ostream>
+#include <thread>
+
+#include "client/commands/command_context.h"
+#include "client/multinode/multinode_parts.h"
+#include "client/multinode/multinode_plan.h"
+#include "common/json_text.h"
+#include "common/units.h"
+
+namespace gpuctl::client {
+namespace {
+
+constexpr std::chrono::seconds kPollInterval{1};
+
+bool Json(const CommandContext& ctx) { return ctx.global.format() == OutputFormat::kJson; }
+
+// How surely a part that ended badly is the cause rather than a casualty:
+// when one rank dies the others' collectives fail a moment later, so a part
+// killed (lost, by a signal, by the guard) or with a CUDA OOM or NCCL error
+// in its log outranks one that merely exited non-zero.
+int CauseRank(const PartReply& part) {
+  if (!part.answer.status.ok()) return part.answer.reached ? 0 : 3;
+  const v1::Job& job = part.job;
+  if (job.state() == v1::JOB_STATE_LOST || job.state() == v1::JOB_STATE_KILLED_BY_GUARD || job.has_term_signal()) return 3;
+  bool telling = std::any_of(job.events().begin(), job.events().end(), [](const v1::JobEvent& e) {
+    return e.kind() == "cuda_oom" || e.kind() == "nccl_error";
+  });
+  return telling ? 2 : 1;
+}
+
+bool EndedBadly(const PartReply& part) {
+  if (!part.answer.status.ok()) return !part.answer.reached;
+  return !PartRunning(part.job) && part.job.state() != v1::JOB_STATE_SUCCEEDED;
+}
+
+// The part to blame among those that ended badly: the likeliest cause, then
+// the earliest to end.
+size_t Culprit(const std::vector<PartReply>& parts) {
+  size_t best = parts.size();
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (!EndedBadly(parts[i])) continue;
+    if (best == parts.size() || CauseRank(parts[i]) > CauseRank(parts[best]) ||
+        (CauseRank(parts[i]) == CauseRank(parts[best]) && parts[i].job.ended_unix_ms() < parts[best].job.ended_unix_ms())) {
+      best = i;
+    }
+  }
+  return best;
+}
+
+// After an OOM relaunch of parts `relaunched` by their agents: every other
+// part is stopped and started again with the same change, so all ranks meet
+// again in the rendezvous (the same id) with the same settings.
+Status Realign(CommandContext& ctx, NodePool& pool, const MultinodeJob& job, const std::vector<PartReply>& parts,
+               const std::vector<size_t>& relaunched) {
+  const v1::JobSpec& changed = parts[relaunched.front()].job.spec();
+  std::vector<bool> redo(parts.size(), true);
+  for (size_t i : relaunched) redo[i] = false;
+  if (ctx.global.format() != OutputFormat::kJson) {
+    size_t p = relaunched.front();
+    ctx.console.out << "part on " << job.nodes[p] << " (rank " << p << ") was relaunched after a CUDA OOM (anchors "
+                    << (changed.has_anchors() ? std::to_string(changed.anchors()) : "-") << ", alloc conf "
+                    << (changed.alloc_conf().empty() ? "-" : changed.alloc_conf())
+                    << "): relaunching the other parts with the same change\n"
+                    << std::flush;
+  }
+  std::vector<NodeAnswer> answers = pool.AskAll(64, [&](size_t i, AgentClient& agent) -> Status {
+    if (!redo[i]) return Status::Ok();
+    Result<v1::JobSpec> spec = MirrorRelaunch(parts[i].job.spec(), changed);
+    if (!spec.ok()) return spec.status();
+    if (PartRunning(parts[i].job)) {
+      if (Result<v1::Job> stopped = agent.StopJob(job.name, std::chrono::seconds(5)); !stopped.ok()) return stopped.status();
+    }
+    if (Result<v1::RemoveJobResponse> removed = agent.RemoveJob(job.name); !removed.ok()) return removed.status();
+    v1::StartJobRequest request;
+    *request.mutable_spec() = std::move(*spec);
+    return agent.StartJob(request).status();
+  });
+  for (size_t i = 0; i < answers.size(); ++i) {
+    if (!answers[i].status.ok()) return answers[i].status.Wrap("relaunching the part on " + job.nodes[i]);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+// --wait: until every part has ended. When parts end badly, the likeliest
+// cause among them (looked at over a few seconds, as the others fail in
+// its wake) is named as the job's failure, and the parts still running are
+// stopped once `grace` has passed.
+int SuperviseMultinode(CommandContext& ctx, NodePool& pool, const MultinodeJob& job, std::chrono::milliseconds grace) {
+  std::ostream& out = ctx.console.out;
+  const bool text = !Json(ctx);
+  const auto settle = std::min<std::chrono::milliseconds>(grace, std::chrono::seconds(5));
+  std::vector<std::string> last(job.nodes.size());
+  // When a part was first seen ended badly; the epoch: none yet.
+  std::chrono::steady_clock::time_point first_bad{};
+  const auto none = std::chrono::steady_clock::time_point{};
+  std::string failure;
+  bool stopped_others = false;
+  std::vector<PartReply> parts;
+  std::vector<uint32_t> restarts(job.nodes.size(), 0);
+  while (true) {
+    parts = GetParts(pool, job.name);
+    auto now = std::chrono::steady_clock::now();
+    // An agent relaunched its part after a CUDA OOM (on_oom recover): the
+    // others failed in its wake, or would train with other settings.
+    std::vector<size_t> relaunched;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (!parts[i].answer.status.ok()) continue;
+      if (parts[i].job.restart_count() > restarts[i] && PartRunning(parts[i].job)) relaunched.push_back(i);
+      restarts[i] = std::max(restarts[i], parts[i].job.restart_count());
+    }
+    if (!relaunched.empty() && relaunched.size() < parts.size()) {
+      if (Status s = Realign(ctx, pool, job, parts, relaunched); !s.ok()) {
+        failure = s.message();
+        break;
+      }
+      for (size_t i = 0; i < parts.size(); ++i) {
+        if (std::find(relaunched.begin(), relaunched.end(), i) == relaunched.end()) restarts[i] = 0;
+      }
+      first_bad = none;
+      std::fill(last.begin(), last.end(), std::string());
+      continue;
+    }
+    for (size_t i = 0; i < parts.size(); ++i) {
+      std::string summary = PartSummary(parts[i]);
+      if (summary != last[i] && text) out << job.nodes[i] << " (rank " << i << "): " << summary << "\n" << std::flush;
+      last[i] = summary;
+      if (EndedBadly(parts[i]) && first_bad == none) first_bad = now;
+    }
+    bool any_running = std::any_of(parts.begin(), parts.end(), [](const PartReply& p) {
+      return p.answer.status.ok() && PartRunning(p.job);
+    });
+    // Only an unreachable node can stop being bad (a part that ended stays
+    // ended): it was a network blip, and nothing is stopped for it.
+    if (first_bad != none && std::none_of(parts.begin(), parts.end(), EndedBadly)) {
+      if (text && !failure.empty()) out << "every part answers again: nothing is stopped\n" << std::flush;
+      first_bad = none;
+      failure.clear();
+    }
+    if (first_bad != none && failure.empty() && (now - first_bad >= settle || !any_running)) {
+      size_t culprit = Culprit(parts);
+      failure = "part on " + job.nodes[culprit] + " (rank " + std::to_string(culprit) + ") " + PartSummary(parts[culprit]);
+      if (text && any_running) {
+        out << failure << "; the other parts are stopped " << (now - first_bad >= grace ? "now" : "in " + FormatDuration(std::chrono::duration_cast<std::chrono::milliseconds>(grace - (now - first_bad))))
+            << " unless they end first\n" << std::flush;
+      }
+    }
+    bool all_answered = std::all_of(parts.begin(), parts.end(), [](const PartReply& p) { return p.answer.status.ok(); });
+    if (!any_running && (all_answered || !failure.empty())) break;
+    if (!failure.empty() && first_bad != none && !stopped_others && now - first_bad >= grace) {
+      std::vector<bool> running(parts.size());
+      for (size_t i = 0; i < parts.size(); ++i) running[i] = parts[i].answer.status.ok() && PartRunning(parts[i].job);
+      if (text) out << "stopping the parts still running\n" << std::flush;
+      StopRunningParts(pool, job.name, running, std::chrono::seconds(10));
+      stopped_others = true;
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
+  if (Json(ctx)) {
+    nlohmann::json result = PartsJson(job, parts);
+    result["failure"] = failure.empty() ? nlohmann::json(nullptr) : nlohmann::json(failure);
+    out << DumpJson(result, -1) << "\n";
+  } else {
+    out << (failure.empty() ? "multi-node job " + job.name + " succeeded on every node\n"
+                            : "multi-node job " + job.name + " failed: " + failure + "\n");
+  }
+  out.flush();
+  return failure.empty() ? kExitOk : kExitFailure;
+}
+
+}  // namespace gpuctl::client
