@@ -14,6 +14,8 @@ namespace gpuctl::client {
 namespace {
 
 constexpr std::chrono::seconds kPollInterval{1};
+// How long an agent may take to relaunch a part after a CUDA OOM.
+constexpr std::chrono::seconds kRelaunchWait{60};
 
 bool Json(const CommandContext& ctx) { return ctx.global.format() == OutputFormat::kJson; }
 
@@ -88,8 +90,9 @@ Status Realign(CommandContext& ctx, NodePool& pool, const MultinodeJob& job, con
 
 // --wait: until every part has ended. When parts end badly, the likeliest
 // cause among them (looked at over a few seconds, as the others fail in
-// its wake) is named as the job's failure, and the parts still running are
-// stopped once `grace` has passed.
+// its wake, and even when none still runs: an agent may be about to
+// relaunch its part) is named as the job's failure, and the parts still
+// running are stopped once `grace` has passed.
 int SuperviseMultinode(CommandContext& ctx, NodePool& pool, const MultinodeJob& job, std::chrono::milliseconds grace) {
   std::ostream& out = ctx.console.out;
   const bool text = !Json(ctx);
@@ -141,7 +144,15 @@ int SuperviseMultinode(CommandContext& ctx, NodePool& pool, const MultinodeJob& 
       first_bad = none;
       failure.clear();
     }
-    if (first_bad != none && failure.empty() && (now - first_bad >= settle || !any_running)) {
+    // A part that died of a CUDA OOM under --on-oom recover is about to be
+    // relaunched by its agent: give it longer before calling the job failed.
+    bool relaunch_coming = std::any_of(parts.begin(), parts.end(), [](const PartReply& p) {
+      return EndedBadly(p) && p.answer.status.ok() && p.job.spec().on_oom() == "recover" &&
+             std::any_of(p.job.events().begin(), p.job.events().end(),
+                         [](const v1::JobEvent& e) { return e.kind() == "cuda_oom"; });
+    });
+    auto wait_for = relaunch_coming ? std::max<std::chrono::milliseconds>(settle, kRelaunchWait) : settle;
+    if (first_bad != none && failure.empty() && now - first_bad >= wait_for) {
       size_t culprit = Culprit(parts);
       failure = "part on " + job.nodes[culprit] + " (rank " + std::to_string(culprit) + ") " + PartSummary(parts[culprit]);
       if (text && any_running) {
@@ -150,7 +161,8 @@ int SuperviseMultinode(CommandContext& ctx, NodePool& pool, const MultinodeJob& 
       }
     }
     bool all_answered = std::all_of(parts.begin(), parts.end(), [](const PartReply& p) { return p.answer.status.ok(); });
-    if (!any_running && (all_answered || !failure.empty())) break;
+    // Done: every part ended well, or the failure is settled and nothing runs.
+    if (!any_running && ((all_answered && first_bad == none) || !failure.empty())) break;
     if (!failure.empty() && first_bad != none && !stopped_others && now - first_bad >= grace) {
       std::vector<bool> running(parts.size());
       for (size_t i = 0; i < parts.size(); ++i) running[i] = parts[i].answer.status.ok() && PartRunning(parts[i].job);
