@@ -145,10 +145,17 @@ TEST_F(Train, JobThatEndedWhileTheAgentWasDownShowsItsRealExitStatus) {
 
 TEST_F(Train, StopSendsTermThenKillAfterTheGrace) {
   StartTrainAgent();
-  // Ignores SIGTERM: only the SIGKILL after the grace ends it.
-  ASSERT_EQ(Gpuctl({"train", "start", "--name", "stubborn", "--", "sh", "-c", "trap '' TERM; sleep 60 & wait; sleep 60"})
+  // Ignores SIGTERM: only the SIGKILL after the grace ends it. It says so
+  // once the trap is set: a stop before that would end it at once (a race
+  // a loaded CI machine lost).
+  ASSERT_EQ(Gpuctl({"train", "start", "--name", "stubborn", "--", "sh", "-c",
+                    "trap '' TERM; echo ignoring-term; sleep 60 & wait; sleep 60"})
                 .exit_code,
             0);
+  ASSERT_TRUE(WaitUntil([&] { return ReadFile(StateDir() + "/jobs/stubborn/output.log").find("ignoring-term") !=
+                                     std::string::npos; },
+                        std::chrono::seconds(10)))
+      << "the job never set its trap";
   json before = Status("stubborn");
   ASSERT_EQ(before["state"], "running");
   int64_t pid = before["pid"].get<int64_t>();
