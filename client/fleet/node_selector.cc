@@ -4,9 +4,7 @@
 #include <set>
 
 namespace gpuctl::client {
-namespace {
-
-std::vector<std::string> SplitCommas(const std::string& text) {
+std::vector<std::string> SplitNodeList(const std::string& text) {
   std::vector<std::string> parts;
   size_t start = 0;
   while (true) {
@@ -16,6 +14,8 @@ std::vector<std::string> SplitCommas(const std::string& text) {
     start = comma + 1;
   }
 }
+
+namespace {
 
 bool HasLabel(const Node& node, const std::string& key, const std::string* value) {
   auto it = node.labels.find(key);
@@ -29,7 +29,7 @@ Result<std::vector<Node>> SelectNodes(const std::vector<Node>& known, const std:
     return Status(ErrorCode::kNotFound, "no nodes yet; add them with: gpuctl node add NAME --host [USER@]ADDR[:PORT]");
   }
   std::set<std::string> chosen;
-  for (const std::string& part : SplitCommas(selector)) {
+  for (const std::string& part : SplitNodeList(selector)) {
     if (part.empty()) return InvalidArgument("--nodes '" + selector + "' has an empty part; give all, NAME,NAME or @KEY=VALUE");
     if (part == "all") {
       for (const Node& node : known) chosen.insert(node.name);

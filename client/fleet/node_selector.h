@@ -17,4 +17,7 @@ namespace gpuctl::client {
 // how to fix it.
 Result<std::vector<Node>> SelectNodes(const std::vector<Node>& known, const std::string& selector);
 
+// "a,b" -> {"a", "b"}; empty parts are kept, for the caller to refuse.
+std::vector<std::string> SplitNodeList(const std::string& text);
+
 }  // namespace gpuctl::client

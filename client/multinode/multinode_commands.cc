@@ -8,6 +8,7 @@
 #include "client/commands/command_context.h"
 #include "client/commands/train_subcommands.h"
 #include "client/fleet/fan_out.h"
+#include "client/fleet/node_selector.h"
 #include "client/multinode/multinode_parts.h"
 #include "client/multinode/multinode_plan.h"
 #include "client/multinode/multinode_store.h"
@@ -41,7 +42,7 @@ void RunMultinodeStart(CommandContext& ctx, const TrainStartFlags& flags, const 
   // The parts run on other hosts: this directory means nothing there.
   Result<v1::StartJobRequest> base = BuildStartJobRequest(flags, "");
   if (!base.ok()) return ctx.Fail(base.status());
-  Result<std::vector<Node>> nodes = FindNodes(SplitNames(multinode.nodes));
+  Result<std::vector<Node>> nodes = FindNodes(SplitNodeList(multinode.nodes));
   if (!nodes.ok()) return ctx.Fail(nodes.status());
   MultinodeOptions options{.nodes = *nodes,
                            .nproc_per_node = nproc,

@@ -17,17 +17,6 @@ bool PartRunning(const v1::Job& job) {
          job.state() == v1::JOB_STATE_QUEUED;
 }
 
-std::vector<std::string> SplitNames(const std::string& text) {
-  std::vector<std::string> names;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = std::min(text.find(',', start), text.size());
-    names.push_back(text.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return names;
-}
-
 // The job's nodes from nodes.json, in rank order.
 Result<std::vector<Node>> FindNodes(const std::vector<std::string>& names) {
   Result<std::vector<Node>> known = DefaultNodeStore().List();

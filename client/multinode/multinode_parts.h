@@ -28,8 +28,6 @@ struct PartReply {
 
 // Starting, running or queued.
 bool PartRunning(const v1::Job& job);
-// "a,b" -> {"a", "b"} (empty names kept: FindNodes refuses them).
-std::vector<std::string> SplitNames(const std::string& text);
 // The nodes from nodes.json, in the order given. Errors: kInvalidArgument for
 // a name not there.
 Result<std::vector<Node>> FindNodes(const std::vector<std::string>& names);
