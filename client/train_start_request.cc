@@ -82,7 +82,7 @@ Status CheckCommandAfterSeparator(const std::vector<std::string>& args, const st
 }
 
 Result<v1::StartJobRequest> BuildStartJobRequest(const TrainStartFlags& flags, const std::string& client_cwd) {
-  if (Status s = ValidateJobName(flags.name); !s.ok()) return s;
+  if (Status s = ValidateNewJobName(flags.name); !s.ok()) return s;
   if (!flags.script.empty() && !flags.command.empty()) {
     return InvalidArgument("give either --script PATH or -- COMMAND ARGS..., not both");
   }

@@ -175,6 +175,10 @@ GovernorDecision BuildGovernor::Tick(const std::vector<TreeSample>& trees, uint6
     if (fresh) {
       tracked.age = next_age_++;
       tracked.paused = sample.stopped;
+    } else if (sample.stopped && !tracked.paused) {
+      // Paused from outside while admitted (the guard's relief, through the
+      // watch): paused now, resumed as it fits.
+      tracked.paused = true;
     }
     Observe(tracked, sample);
     held += sample.rss_bytes;

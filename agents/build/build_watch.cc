@@ -70,7 +70,8 @@ void BuildWatch::Start() {
       lock.unlock();
       Tick();
       lock.lock();
-      clock_.WaitUntil(lock, wake_, clock_.SteadyNow() + options_.interval, [this] { return stopping_; });
+      clock_.WaitUntil(lock, wake_, clock_.SteadyNow() + options_.interval,
+                       [this] { return stopping_ || !relief_.empty(); });
     }
   });
 }
@@ -253,6 +254,12 @@ void BuildWatch::Govern(Run& run) {
                   FormatBytes(decision.planned_bytes), decision.running, decision.paused);
   }
   ApplyDecision(run, samples, decision);
+  bool relief = false;
+  {
+    std::lock_guard lock(wake_mutex_);
+    relief = relief_.erase(run.job.run_id) > 0;
+  }
+  if (relief) PauseAllButOldest(run, samples);
   RecordFigures(run, samples, decision, other);
   BuildStats& stats = run.stats;
   auto now = run.last_tick;
@@ -273,6 +280,43 @@ void BuildWatch::Govern(Run& run) {
   }
   std::lock_guard lock(stats_mutex_);
   stats_[run.job.run_id] = stats;
+}
+
+bool BuildWatch::Relieve(const std::string& run_id) {
+  {
+    std::lock_guard lock(stats_mutex_);
+    auto it = stats_.find(run_id);
+    if (it == stats_.end() || it->second.running <= 1) return false;
+  }
+  {
+    std::lock_guard lock(wake_mutex_);
+    relief_.insert(run_id);
+  }
+  wake_.notify_all();
+  return true;
+}
+
+void BuildWatch::PauseAllButOldest(Run& run, const std::vector<TreeSample>& samples) {
+  // The oldest running tree goes on (work is never stopped while one
+  // compile can run); the tree id is "PID:START_TICKS".
+  auto start_ticks = [](const std::string& id) { return std::stoull(id.substr(id.find(':') + 1)); };
+  const TreeSample* oldest = nullptr;
+  for (const TreeSample& sample : samples) {
+    if (sample.stopped || run.paused.count(sample.id) != 0) continue;
+    if (!oldest || start_ticks(sample.id) < start_ticks(oldest->id)) oldest = &sample;
+  }
+  size_t paused = 0;
+  for (const TreeSample& sample : samples) {
+    if (&sample == oldest || sample.stopped || run.paused.count(sample.id) != 0) continue;
+    run.paused.insert(sample.id);
+    for (int64_t pid : run.running[sample.id]) (void)processes_.Signal(pid, SIGSTOP);
+    ++paused;
+  }
+  if (paused > 0) {
+    Publish(run, "build_throttled",
+            "paused " + std::to_string(paused) + " compiles at once: the memory guard's line is near (" +
+                FormatBytes(run.stats.budget_bytes) + " budget)");
+  }
 }
 
 void BuildWatch::Finish(Run& run) {

@@ -91,6 +91,11 @@ class BuildWatch {
   void Tick();
   // A running build's figures, or an ended one's (the last kKeptEnded).
   std::optional<BuildStats> Stats(const std::string& run_id) const;
+  // The memory guard is about to kill build `run_id`: when more than one of
+  // its compiles runs, all but the oldest are paused at once (the thread
+  // wakes for it) and true is returned. The governor adopts them as paused
+  // and resumes them as they fit. Any thread.
+  bool Relieve(const std::string& run_id);
   static constexpr size_t kKeptEnded = 64;
 
  private:
@@ -144,6 +149,9 @@ class BuildWatch {
   std::mutex wake_mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  std::set<std::string> relief_;  // run ids the guard asked to pause (wake_mutex_)
+  // Pauses every running tree of `run` but the oldest (the guard's relief).
+  void PauseAllButOldest(Run& run, const std::vector<TreeSample>& samples);
   std::thread thread_;
 };
 

@@ -8,7 +8,10 @@
 #include <cerrno>
 #include <deque>
 
+#include <spdlog/spdlog.h>
+
 #include "agents/sys/confined_root.h"
+#include "agents/sys/disk_space.h"
 #include "agents/sys/files.h"
 #include "common/json_integer.h"
 #include "common/json_text.h"
@@ -37,8 +40,10 @@ Result<std::unique_ptr<EventJournal>> EventJournal::Open(const std::string& dir,
   struct stat st {};
   if (::fstat(fd->get(), &st) != 0) return ErrnoError("cannot stat " + path, errno);
   if (!S_ISREG(st.st_mode)) return FailedPrecondition(path + " is not a regular file");
-  return std::unique_ptr<EventJournal>(
+  auto journal = std::unique_ptr<EventJournal>(
       new EventJournal(dir, std::max<uint64_t>(max_bytes, 4096), std::move(*fd), static_cast<uint64_t>(st.st_size)));
+  journal->KeepReserve();
+  return journal;
 }
 
 std::string EventJournal::ToLine(const AgentEvent& e) {
@@ -90,15 +95,39 @@ Status EventJournal::Append(const AgentEvent& event) {
   if (size_ + line.size() > max_bytes_ && size_ > 0) {
     if (Status s = Rotate(); !s.ok()) return s;
   }
+  Status written = Write(line);
+  if (!written.ok() && reserve_kept_) {
+    // Most likely a full disk: give the journal the space set aside for it.
+    (void)sys::RemoveFile(Reserve());
+    reserve_kept_ = false;
+    spdlog::warn("event journal: {}; released its reserve to keep recording", written.message());
+    written = Write(line);
+  }
+  if (!written.ok()) return written;
+  if (!reserve_kept_) KeepReserve();
+  return Status::Ok();
+}
+
+Status EventJournal::Write(const std::string& line) {
   size_t written = 0;
   while (written < line.size()) {
     ssize_t n = ::write(fd_.get(), line.data() + written, line.size() - written);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoError("cannot append to the event journal " + Current(), errno);
+    if (n < 0) {
+      int err = errno;
+      // A line cut short would glue itself to the next one and take it down
+      // too when read back: cut it off.
+      if (written > 0) (void)::ftruncate(fd_.get(), static_cast<off_t>(size_));
+      return ErrnoError("cannot append to the event journal " + Current(), err);
+    }
     written += static_cast<size_t>(n);
   }
   size_ += line.size();
   return Status::Ok();
+}
+
+void EventJournal::KeepReserve() {
+  reserve_kept_ = sys::KeepSpareFile(Reserve(), kReserveBytes).ok();
 }
 
 Status EventJournal::Rotate() {

@@ -7,6 +7,11 @@
 // the one before) and a new file starts, so the journal stays under twice
 // that. Lines that do not parse (a torn last line after a crash) are
 // skipped when read.
+//
+// A full disk (a job's log can fill the disk of the state directory) must
+// not lose the events that say how jobs ended: events.reserve holds space
+// set aside while there is room, given up to the journal when an append
+// fails, and set aside again once appends succeed.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +28,7 @@ namespace gpuctl::events {
 class EventJournal {
  public:
   static constexpr uint64_t kDefaultMaxBytes = 4 << 20;
+  static constexpr uint64_t kReserveBytes = 128 << 10;  // a file of twice this
 
   // Creates `dir` (0700) and opens the journal for appending. Errors from
   // the filesystem, naming the path.
@@ -41,13 +47,18 @@ class EventJournal {
  private:
   EventJournal(std::string dir, uint64_t max_bytes, sys::UniqueFd fd, uint64_t size);
   Status Rotate();
+  Status Write(const std::string& line);
+  // Sets the reserve aside when it is missing; best effort.
+  void KeepReserve();
   std::string Current() const { return dir_ + "/events.jsonl"; }
+  std::string Reserve() const { return dir_ + "/events.reserve"; }
   std::string Previous() const { return dir_ + "/events.jsonl.1"; }
 
   std::string dir_;
   uint64_t max_bytes_;
   sys::UniqueFd fd_;
   uint64_t size_;
+  bool reserve_kept_ = false;
 };
 
 }  // namespace gpuctl::events

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <tuple>
 
+#include "agents/guard/memory_budget.h"
 #include "common/units.h"
 
 namespace gpuctl::guard {
@@ -29,7 +30,7 @@ const char* GuardActionName(GuardAction action) {
 GuardDecision Decide(const DomainReading& reading, const GuardConfig& config) {
   GuardDecision d;
   d.available_bytes = reading.available_bytes;
-  d.kill_below_bytes = ReserveBytes(config, reading.total_bytes);
+  d.kill_below_bytes = BudgetOf(reading, config).reserve_bytes;
   d.warn_below_bytes = WarnLineBytes(config, reading.total_bytes);
   const std::string available = FormatBytes(reading.available_bytes);
   if (reading.available_bytes < d.kill_below_bytes) {

@@ -110,6 +110,7 @@ void MemoryGuard::CheckOnce() {
   }
   GuardDecision decision = Decide(*reading, config_);
   below_warn_ = decision.action != GuardAction::kNone;
+  if (decision.action != GuardAction::kKill) relieving_.clear();  // back above the line
   if (decision.action == GuardAction::kKill) {
     Kill(*reading, decision, at, at_ms);
   } else if (decision.action == GuardAction::kWarn && at_ms - last_warning_ms_ >= kWarningEveryMs) {
@@ -139,6 +140,20 @@ void MemoryGuard::Kill(const DomainReading& crossed, const GuardDecision& decisi
     }
     return;
   }
+  // A governed build pauses its compiles before it is killed: the governor
+  // can still stop its growth, and its work is kept. Not for long.
+  if (victim->kind == Victim::Kind::kManagedJob) {
+    const auto now = deps_.clock.SteadyNow();
+    if (relieving_ != victim->name) {
+      relieving_ = victim->name;
+      relieving_since_ = now;
+    }
+    if (now - relieving_since_ < kReliefWindow && deps_.work.Relieve(victim->name)) {
+      spdlog::info("memory guard: {}; build '{}' pauses its compiles first", decision.reason, victim->name);
+      return;
+    }
+  }
+  relieving_.clear();
   std::string reason = decision.reason + "; killed " + victim->name + " using " + FormatBytes(victim->memory_bytes);
   Status killed;
   if (victim->kind == Victim::Kind::kManagedJob) {

@@ -44,7 +44,15 @@ class GuardedWork {
   virtual std::vector<GuardedWorkItem> Running() = 0;
   // Called just before the kill, so the job ends as killed_by_guard.
   virtual void WillKill(const std::string& name, const std::string& reason) = 0;
+  // A governed build can still stop growing by pausing compiles: asks its
+  // governor to pause all but one now and returns true; the guard then
+  // holds its kill a moment (kReliefWindow). False: nothing left to pause.
+  virtual bool Relieve(const std::string& /*name*/) { return false; }
 };
+
+// How long the guard holds its kill while a governed build pauses its
+// compiles: a few governor ticks. Past it, the line wins.
+inline constexpr std::chrono::milliseconds kReliefWindow{1000};
 
 struct GuardEvent {
   std::string kind;  // guard_kill, guard_warning, guard_no_victim, guard_started
@@ -94,6 +102,9 @@ class MemoryGuard {
   int64_t last_warning_ms_ = 0;
   int64_t last_no_victim_ms_ = 0;
   int64_t last_protect_ms_ = 0;
+  // A governed build asked to pause instead of being killed: since when (0: none).
+  std::string relieving_;
+  std::chrono::steady_clock::time_point relieving_since_{};
 
   std::mutex mutex_;
   std::condition_variable wake_;

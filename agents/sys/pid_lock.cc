@@ -38,8 +38,12 @@ Result<PidLock> PidLock::Acquire(const std::string& path) {
     while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
     return Status(ErrorCode::kAlreadyExists, "held by pid " + holder + " (lock file " + path + ")");
   }
+  // Written over the old content, then cut to length: on a full disk the
+  // file's existing block takes the new pid, where truncating first would
+  // free it and leave the write nowhere to go.
   std::string pid = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
+  if (::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size()) ||
+      ::ftruncate(fd, static_cast<off_t>(pid.size())) != 0) {
     int err = errno;
     ::close(fd);
     return ErrnoError("cannot write pid to " + path, err);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "agents/sys/host_fs.h"
+#include "agents/sys/proc_parsers.h"
 #include "agents/sys/proc_stat.h"
 #include "agents/sys/proc_status.h"
 #include "agents/sys/proc_tree.h"
@@ -65,6 +66,22 @@ class KillProcessControl : public ProcessControl {
     auto stat = ReadStat(pid);
     if (!stat.ok()) return std::nullopt;
     return stat->pgrp;
+  }
+
+  std::optional<std::string> MemoryCgroup(int64_t pid) override {
+    if (!ValidPid(pid)) return std::nullopt;
+    auto text = fs_.ReadFile("proc/" + std::to_string(pid) + "/cgroup");
+    if (!text.ok()) return std::nullopt;
+    Result<std::vector<CgroupEntry>> entries = ParseProcCgroup(*text);
+    if (!entries.ok()) return std::nullopt;
+    std::optional<std::string> unified;
+    for (const CgroupEntry& e : *entries) {
+      for (const std::string& controller : e.controllers) {
+        if (controller == "memory") return e.path;
+      }
+      if (e.hierarchy_id == 0 && e.controllers.empty()) unified = e.path;
+    }
+    return unified;
   }
 
   std::optional<int64_t> HostPidInContainer(const std::string& container_root, int64_t inner_pid) override {

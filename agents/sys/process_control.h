@@ -25,6 +25,10 @@ class ProcessControl {
   virtual std::optional<uint64_t> StartTime(int64_t pid) = 0;
   // The process group of `pid` (field 5 of /proc/PID/stat).
   virtual std::optional<int64_t> ProcessGroup(int64_t pid) = 0;
+  // The memory cgroup of `pid` as /proc/PID/cgroup names it ("/gpuctl/a@r"):
+  // the v1 memory hierarchy's entry, else v2's unified one. A process that
+  // left its job's process group (setsid) is still in its job's cgroup.
+  virtual std::optional<std::string> MemoryCgroup(int64_t pid) = 0;
   // The host's pid of the process numbered `inner_pid` inside the container
   // whose root filesystem is `container_root`: the process whose NSpid
   // (/proc/PID/status) ends in inner_pid in a pid namespace below ours and

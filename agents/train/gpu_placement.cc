@@ -14,13 +14,23 @@ std::string BusyReason(const GpuSlot& slot, const GpuRequest& request, uint64_t 
   const std::string gpu = "GPU " + std::to_string(slot.index);
   if (!slot.held_by.empty()) return gpu + " held by job " + slot.held_by;
   uint64_t foreign = 0;
-  for (const ForeignProcess& p : slot.foreign) foreign += p.bytes;
+  std::vector<const ForeignProcess*> seen;  // visible, with a pid: named
+  for (const ForeignProcess& p : slot.foreign) {
+    foreign += p.bytes;
+    if (p.visible && p.pid > 0) seen.push_back(&p);
+  }
   if (foreign >= busy_below_bytes && !slot.foreign.empty()) {
-    const ForeignProcess& biggest = *std::max_element(
-        slot.foreign.begin(), slot.foreign.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
-    std::string who = slot.foreign.size() == 1 ? "pid " + std::to_string(biggest.pid)
-                                               : std::to_string(slot.foreign.size()) + " processes (pid " +
-                                                     std::to_string(biggest.pid) + " the most)";
+    std::string who;
+    if (!seen.empty()) {
+      const ForeignProcess& biggest =
+          **std::max_element(seen.begin(), seen.end(), [](const auto* a, const auto* b) { return a->bytes < b->bytes; });
+      who = seen.size() == 1 ? "pid " + std::to_string(biggest.pid)
+                             : std::to_string(seen.size()) + " processes (pid " + std::to_string(biggest.pid) +
+                                   " the most)";
+    }
+    if (seen.size() < slot.foreign.size()) {
+      who += (who.empty() ? "" : " and ") + std::string("processes this agent cannot see");
+    }
     return gpu + " has " + FormatBytes(foreign) + " used by " + who;
   }
   if (request.gpu_mem_bytes && slot.free_bytes < *request.gpu_mem_bytes) {
@@ -30,6 +40,38 @@ std::string BusyReason(const GpuSlot& slot, const GpuRequest& request, uint64_t 
 }
 
 }  // namespace
+
+std::vector<GpuSlot> GpuSlotsFromReport(const sys::GpuReport& report, const std::map<uint32_t, std::string>& held,
+                                        const std::function<std::optional<GpuProcessOwner>(uint32_t pid)>& owner,
+                                        const std::function<bool(uint32_t pid)>& visible,
+                                        const std::map<uint32_t, uint64_t>& job_bytes) {
+  std::vector<GpuSlot> slots;
+  for (const sys::GpuDevice& gpu : report.devices) {
+    GpuSlot slot{gpu.index, gpu.uuid, gpu.memory_total_bytes.value_or(0), gpu.memory_free_bytes.value_or(0), {}, {}};
+    if (auto it = held.find(gpu.index); it != held.end()) slot.held_by = it->second;
+    uint64_t ours = 0, listed = 0;
+    for (const sys::GpuProcessInfo& p : gpu.processes) {
+      if (std::optional<GpuProcessOwner> job = owner(p.pid)) {
+        ours += p.used_memory_bytes;
+        if (job->running && slot.held_by.empty()) slot.held_by = job->job;
+        continue;
+      }
+      slot.foreign.push_back({p.pid, p.used_memory_bytes, visible(p.pid)});
+      listed += p.used_memory_bytes;
+    }
+    // No process listed (vGPU, some MIG setups): what the device says is in
+    // use, less what the agent's own jobs hold, is someone else's.
+    if (gpu.processes.empty() && gpu.memory_used_bytes) {
+      auto mine = job_bytes.find(gpu.index);
+      ours = mine == job_bytes.end() ? 0 : mine->second;
+      if (*gpu.memory_used_bytes > ours + listed) {
+        slot.foreign.push_back({0, *gpu.memory_used_bytes - ours - listed, false});
+      }
+    }
+    slots.push_back(std::move(slot));
+  }
+  return slots;
+}
 
 std::vector<std::string> SplitGpuList(std::string_view gpus) {
   std::vector<std::string> items;

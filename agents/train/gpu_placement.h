@@ -5,18 +5,26 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "agents/sys/gpu_types.h"
 #include "common/status.h"
 
 namespace gpuctl::train {
 
+// GPU memory no job of this agent accounts for. pid 0: memory the device
+// reports in use with no process listed for it (vGPU, some MIG setups).
 struct ForeignProcess {
   uint32_t pid = 0;
   uint64_t bytes = 0;
+  // Alive in the agent's pid namespace. A process of another namespace (an
+  // LXC guest's neighbour, a container) is not, and holds memory all the same.
+  bool visible = true;
 };
 
 // One GPU as the queue sees it, in PCI bus order (NVML's index order).
@@ -28,6 +36,24 @@ struct GpuSlot {
   std::string held_by;                   // the gpuctl job holding it; empty: none
   std::vector<ForeignProcess> foreign;   // processes the agent did not start
 };
+
+// Whose a GPU process is, as the supervisor knows it: a job of this agent
+// by its cgroup, its process group or the pids seen of its run.
+struct GpuProcessOwner {
+  std::string job;
+  bool running = true;  // false: a run that just ended, its memory on the way out
+};
+
+// The GPUs as the queue sees them, from a reading. `held`: GPU index -> the
+// job given it. `owner`: whose a pid is, or nullopt. `visible`: whether a
+// pid is alive here. `job_bytes`: GPU index -> what the agent's running jobs
+// were last seen to hold on it, subtracted from the device's used memory
+// where the reading lists no processes. A process no job owns is foreign,
+// whether or not its pid is visible; a running job's process holds its GPU.
+std::vector<GpuSlot> GpuSlotsFromReport(const sys::GpuReport& report, const std::map<uint32_t, std::string>& held,
+                                        const std::function<std::optional<GpuProcessOwner>(uint32_t pid)>& owner,
+                                        const std::function<bool(uint32_t pid)>& visible,
+                                        const std::map<uint32_t, uint64_t>& job_bytes);
 
 struct GpuRequest {
   uint32_t num_gpus = 0;              // --num-gpus: any N; 0 with `gpus`: those

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "agents/sys/confined_root.h"
+#include "agents/sys/directory_listing.h"
 #include "agents/sys/files.h"
 
 namespace gpuctl::train {
@@ -86,12 +87,34 @@ Result<Placement> JobLauncher::Plan(const JobSpec& spec, const std::string& run_
     }
   }
   if (tmux_.HasSession(TmuxSessionName(name))) {
-    return Status(ErrorCode::kAlreadyExists, "a tmux session '" + TmuxSessionName(name) +
-                                                 "' exists without a running job; remove it with: tmux -L gpuctl "
-                                                 "kill-session -t " + TmuxSessionName(name));
+    const std::string session = sys::TmuxNativeSessionName(TmuxSessionName(name));
+    return Status(ErrorCode::kAlreadyExists, "a tmux session '" + session +
+                                                 "' exists without a running job; remove it with: tmux -L " +
+                                                 options_.tmux_socket + " kill-session -t " + session);
   }
   if (options_.cgroups && spec.container.empty()) p.cgroup = options_.cgroup_parent + "/" + name + "@" + run_id;
+  if (Status s = CheckTmuxCanCarry(spec, p, run_id); !s.ok()) return s;
   return p;
+}
+
+Status JobLauncher::CheckTmuxCanCarry(const JobSpec& spec, const Placement& p, const std::string& run_id) const {
+  // tmux hands a command to its server in one message of at most 16 KiB
+  // (MAX_IMSGSIZE 16384, less its header: 16364 bytes of NUL-ended
+  // arguments). Past it, new-session fails ("command too long") after the
+  // run was recorded: refused here instead, before anything exists. The
+  // slack covers tmux's own flags and paths (the cgroup's directory).
+  constexpr size_t kTmuxCommandBytes = 16364;
+  constexpr size_t kSlack = 512;
+  JobSpec with_run = spec;
+  with_run.env["GPUCTL_RUN_ID"] = run_id;
+  LaunchPaths paths = p.inside;
+  if (!p.cgroup.empty()) paths.cgroup_procs = "/sys/fs/cgroup/memory" + p.cgroup + "/cgroup.procs";
+  size_t bytes = kSlack + spec.cwd.size() + run_id.size();
+  for (const std::string& arg : BuildLaunch(with_run, paths, options_.pct).argv) bytes += arg.size() + 1;
+  if (bytes <= kTmuxCommandBytes) return Status::Ok();
+  return InvalidArgument("the command and its environment take " + std::to_string(bytes) +
+                         " bytes, and tmux carries at most " + std::to_string(kTmuxCommandBytes) +
+                         ": put long values in a file (or a --script) and pass its path");
 }
 
 Status JobLauncher::Prepare(const JobSpec& spec, const Placement& p, bool rerun) {
@@ -134,6 +157,26 @@ Status JobLauncher::Launch(const JobSpec& spec, const Placement& p, const std::s
   sys::TmuxSessionSpec launch = BuildLaunch(with_run, inside, options_.pct);
   launch.env["GPUCTL_RUN_ID"] = run_id;  // the session's, read back at agent start
   return tmux_.NewSession(launch);
+}
+
+LiveRun JobLauncher::FindLiveRun(const std::string& name) {
+  LiveRun live;
+  const std::string session = TmuxSessionName(name);
+  if (tmux_.HasSession(session)) {
+    live.session = session;
+    live.run_id = tmux_.SessionEnvironment(session, "GPUCTL_RUN_ID").value_or("");
+    if (Result<Pane> pane = FindPane(session); pane.ok()) live.pane = *pane;
+  }
+  if (options_.cgroups) {
+    // Each run's cgroup is PARENT/NAME@RUN: listed, since a run whose session
+    // is gone may have left processes (a setsid'd worker) in it.
+    if (Result<std::string> dir = options_.cgroups->Directory(options_.cgroup_parent); dir.ok()) {
+      for (const std::string& child : sys::ListDirectoryNames(*dir)) {
+        if (child.starts_with(name + "@")) live.cgroups.push_back(options_.cgroup_parent + "/" + child);
+      }
+    }
+  }
+  return live;
 }
 
 std::string JobLauncher::DefaultContainerCwd(const std::string& vmid) const {

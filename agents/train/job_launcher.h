@@ -27,6 +27,7 @@ struct JobLauncherOptions {
   sys::CgroupDriver* cgroups = nullptr;  // null: jobs run without a cgroup of their own
   std::string cgroup_parent = "/gpuctl";
   std::optional<uint64_t> default_mem_limit_bytes;
+  std::string tmux_socket = "gpuctl";  // for the hints printed to users
 };
 
 // A run's place, decided before anything happens.
@@ -43,6 +44,15 @@ struct Pane {
   std::optional<uint64_t> start_time;
 };
 
+// What of a job runs, found without its record (one that cannot be read):
+// its tmux session with the run id in its environment, and its cgroups.
+struct LiveRun {
+  std::string session;              // empty: none
+  std::string run_id;               // from the session; empty when unknown
+  std::optional<Pane> pane;
+  std::vector<std::string> cgroups;  // PARENT/NAME@RUN that exist
+};
+
 class JobLauncher {
  public:
   JobLauncher(JobLauncherOptions options, const JobStore& store, sys::Tmux& tmux, sys::ProcessControl& processes,
@@ -52,6 +62,13 @@ class JobLauncher {
   // not a directory), kFailedPrecondition (a container that is stopped or
   // unknown, no pct), kAlreadyExists (a tmux session of that name runs).
   Result<Placement> Plan(const JobSpec& spec, const std::string& run_id);
+  // Looks for what runs of job `name` by its names alone: the session
+  // gpuctl-NAME and the cgroups PARENT/NAME@*. Host jobs only (a container
+  // job's cgroup is the container's).
+  LiveRun FindLiveRun(const std::string& name);
+  // kInvalidArgument when the job's command line (its argv, environment and
+  // the wrapper) is more than tmux can pass to its server.
+  Status CheckTmuxCanCarry(const JobSpec& spec, const Placement& placement, const std::string& run_id) const;
   // The job's directory, the last run's log kept as output.log.prev, a fresh
   // empty log, no exit status, the cgroup with its limit.
   Status Prepare(const JobSpec& spec, const Placement& placement, bool rerun);

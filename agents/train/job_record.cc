@@ -252,6 +252,7 @@ json ToJson(const JobRecord& r) {
             {"parsed_offset", r.parsed_offset},
             {"metrics", ToJson(r.metrics)},
             {"events", events}};
+  if (r.events_dropped > 0) j["events_dropped"] = r.events_dropped;
   PutOptional(j, "exit_code", r.exit_code);
   PutOptional(j, "term_signal", r.term_signal);
   PutOptional(j, "pid_start_time", r.pid_start_time);
@@ -332,6 +333,7 @@ Result<JobRecord> JobRecordFromJson(const json& j) {
     for (const json& e : j.value("events", json::array())) {
       r.events.push_back({LogEventFromJson(e), JsonIntegerOr(e, "time_unix_ms", int64_t{0})});
     }
+    r.events_dropped = JsonIntegerOr(j, "events_dropped", uint64_t{0});
     for (const json& a : j.value("attempts", json::array())) r.attempts.push_back(AttemptFromJson(a));
     r.oom_decided = j.value("oom_decided", false);
     for (const json& m : j.value("gpu_memory", json::array())) r.gpu_memory.push_back(JobGpuMemoryFromJson(m));

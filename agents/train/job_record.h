@@ -96,6 +96,8 @@ struct JobRecord {
   uint64_t parsed_offset = 0;  // log bytes already read into events and metrics
   MetricsState metrics;
   std::vector<JobEventRecord> events;
+  // This run's events dropped to keep it within its bounds (event_retention.h).
+  uint64_t events_dropped = 0;
   // OOM remediation (spec.oom): the earlier attempts, oldest first; whether
   // this run's OOM end was decided on (relaunched or given up); the step the
   // last attempt reached, until this run passes it (oom_remediation_held).

@@ -5,14 +5,10 @@
 
 #include "agents/train/alloc_conf.h"
 #include "agents/train/anchors.h"
+#include "common/job_name.h"
 
 namespace gpuctl::train {
 namespace {
-
-bool IsNameChar(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-         c == '-';
-}
 
 bool IsEnvKey(std::string_view key) {
   if (key.empty() || (key[0] >= '0' && key[0] <= '9')) return false;
@@ -35,18 +31,10 @@ bool IsGpuList(std::string_view gpus) {
 
 }  // namespace
 
-Status ValidateJobName(std::string_view name) {
-  bool ok = !name.empty() && name.size() <= 64 && name != "." && name != "..";
-  for (char c : name) ok = ok && IsNameChar(c);
-  if (!ok) {
-    return InvalidArgument("invalid job name '" + std::string(name) +
-                           "': use 1-64 characters from A-Z a-z 0-9 . _ - (e.g. --name dflash-768)");
-  }
-  return Status::Ok();
-}
+Status ValidateJobName(std::string_view name) { return ::gpuctl::ValidateJobName(name); }
 
 Status ValidateJobSpec(const JobSpec& spec) {
-  if (Status s = ValidateJobName(spec.name); !s.ok()) return s;
+  if (Status s = ValidateNewJobName(spec.name); !s.ok()) return s;
   if (!spec.script.empty() && !spec.command.empty() && spec.command.front() != spec.script) {
     return InvalidArgument("give either --script PATH or -- COMMAND ARGS..., not both");
   }

@@ -5,14 +5,28 @@
 
 #include <spdlog/spdlog.h>
 
+#include "agents/sys/directory_listing.h"
+#include "agents/sys/disk_space.h"
 #include "agents/sys/files.h"
 #include "common/json_text.h"
 
 namespace gpuctl::train {
 namespace {
 
-// Far above any record (1000 events of 4 KiB at most), far below trouble.
+// Far above any record (events are bounded by bytes), far below trouble.
 constexpr size_t kMaxRecordBytes = 64 << 20;
+// job.json.spare: space for the next record, kept while the disk has room;
+// the slack covers what an end adds (state, exit code, times, a reason).
+constexpr const char* kSpareSuffix = ".spare";
+constexpr size_t kSpareSlack = 4096;
+
+// Temp files of a save an agent was killed in the middle of (only one agent
+// uses a state directory, so at load none is in flight).
+void RemoveStaleTempFiles(const std::string& dir) {
+  for (const std::string& leaf : sys::ListDirectoryNames(dir)) {
+    if (leaf.starts_with("job.json.tmp.")) (void)sys::RemoveFile(dir + "/" + leaf);
+  }
+}
 
 }  // namespace
 
@@ -32,7 +46,23 @@ Status JobStore::Save(const JobRecord& record) const {
     return FailedPrecondition("the record of job '" + record.spec.name + "' is unreadable and is not overwritten");
   }
   if (Status s = ValidateJobName(record.spec.name); !s.ok()) return s;
-  return sys::WriteFileAtomic(JobDir(record.spec.name) + "/job.json", DumpJson(ToJson(record), 2) + "\n", 0600);
+  const std::string path = JobDir(record.spec.name) + "/job.json";
+  const std::string text = DumpJson(ToJson(record), 2) + "\n";
+  Status saved = sys::WriteFileAtomic(path, text, 0600);
+  if (saved.ok()) {
+    // Room for the next save, set aside while there is room: a job's log
+    // may fill the disk, and how it ended must still be recorded.
+    if (Status s = sys::KeepSpareFile(path + kSpareSuffix, text.size() + kSpareSlack); !s.ok()) {
+      spdlog::debug("job '{}': no spare record space: {}", record.spec.name, s.message());
+    }
+    return saved;
+  }
+  // The disk is full (most likely): the spare's blocks take the record.
+  if (sys::WriteFileFromSpare(path + kSpareSuffix, path, text).ok()) {
+    spdlog::warn("job '{}': {}; saved into its spare space instead", record.spec.name, saved.message());
+    return Status::Ok();
+  }
+  return saved;
 }
 
 Result<JobRecord> JobStore::Load(const std::string& name) const {
@@ -66,6 +96,7 @@ std::vector<JobRecord> JobStore::LoadAll() const {
     }
     std::error_code type_error;
     if (!entry.is_directory(type_error) || entry.is_symlink(type_error)) continue;
+    RemoveStaleTempFiles(JobDir(name));
     if (!sys::PathExists(JobDir(name) + "/job.json")) continue;
     Result<JobRecord> record = Load(name);
     if (record.ok()) {

@@ -43,7 +43,8 @@ JobSupervisor::JobSupervisor(JobSupervisorOptions options, sys::Tmux& tmux, sys:
                  .pct = options_.pct,
                  .cgroups = options_.cgroups,
                  .cgroup_parent = options_.cgroup_parent,
-                 .default_mem_limit_bytes = options_.default_mem_limit_bytes},
+                 .default_mem_limit_bytes = options_.default_mem_limit_bytes,
+                 .tmux_socket = options_.tmux_socket},
                 store_, tmux, processes, runner) {}
 
 JobSupervisor::~JobSupervisor() { Shutdown(); }
@@ -141,7 +142,10 @@ void JobSupervisor::OwnerLoop() {
 void JobSupervisor::Tick() {
   backlog_ = false;
   for (auto& [name, entry] : entries_) {
-    if (!IsActive(entry->record.state) && !LogIngest::Behind(entry->record)) continue;
+    const JobRecord& r = entry->record;
+    if (!IsActive(r.state) && !LogIngest::Behind(r) && !(r.state == JobState::kUnreadable && r.stop_requested)) {
+      continue;
+    }
     Refresh(*entry, kTickIngestBytes);
     backlog_ = backlog_ || LogIngest::Behind(entry->record);
   }
@@ -154,7 +158,9 @@ std::chrono::steady_clock::time_point JobSupervisor::NextWake(std::chrono::stead
   int64_t now_ms = NowMs();
   for (auto& [name, entry] : entries_) {
     const JobRecord& r = entry->record;
-    if (!IsActive(r.state) || !r.stop_requested || !r.stop_deadline_unix_ms) continue;
+    if ((!IsActive(r.state) && r.state != JobState::kUnreadable) || !r.stop_requested || !r.stop_deadline_unix_ms) {
+      continue;
+    }
     // After the SIGKILL, look again soon: the job is about to be gone.
     auto at = entry->kill_sent
                   ? entry->recheck_at
@@ -194,7 +200,10 @@ void JobSupervisor::WaitForEnd(const std::string& name, std::chrono::steady_cloc
   std::unique_lock lock(snapshot_mutex_);
   clock_.WaitUntil(lock, snapshot_changed_, deadline, [&] {
     auto it = snapshot_.find(name);
-    return it == snapshot_.end() || !IsActive(it->second->state);
+    // An unreadable record's run being stopped ends when its stop clears.
+    return it == snapshot_.end() ||
+           (!IsActive(it->second->state) &&
+            !(it->second->state == JobState::kUnreadable && it->second->stop_requested));
   });
 }
 
@@ -242,7 +251,7 @@ std::vector<JobRecord> JobSupervisor::ListJobs() {
 Result<JobRecord> JobSupervisor::StopJob(const std::string& name, std::chrono::milliseconds grace) {
   Result<JobRecord> begun = Stopping();
   if (!RunOnOwner([&] { begun = DoBeginStop(name, grace); }, kCommandWait)) return Stopping();
-  if (!begun.ok() || !IsActive(begun->state)) return begun;
+  if (!begun.ok() || (!IsActive(begun->state) && !begun->stop_requested)) return begun;
   WaitForEnd(name, clock_.SteadyNow() + grace + std::chrono::seconds(15));
   std::shared_ptr<const JobRecord> record = Snapshot(name);
   if (!record) return NotFound("job '" + name + "' was removed while it stopped");

@@ -23,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -49,6 +50,7 @@ struct JobSupervisorOptions {
   // Where jobs inside a container keep their files (a path inside it).
   std::string container_state_dir = "/var/lib/gpuctl";
   std::string pct = "pct";
+  std::string tmux_socket = "gpuctl";  // the agent's tmux server, for hints
   // The working directory of a host job whose spec names none: a client on
   // another host (gpuctl --node) has no directory here to give. The agent
   // user's home, as `ssh host CMD` would use.
@@ -143,6 +145,7 @@ class JobSupervisor {
     int64_t last_save_ms = 0;
     uint64_t saved_offset = 0;
     bool kill_sent = false;  // a stop's SIGKILL went out
+    std::set<uint32_t> gpu_pids;  // this run's processes seen on GPUs
     std::chrono::steady_clock::time_point recheck_at{};  // after it: when to look again
   };
   struct Call;
@@ -183,10 +186,19 @@ class JobSupervisor {
   void RemediateOoms();
   // Each running job's GPU memory (job_gpu_memory.h) and gpu_memory_high.
   void SampleGpuMemory();
+  // Whose a GPU process is (job_supervisor_gpu.cc): a snapshot of the jobs'
+  // groups, cgroups and recent runs' pids, asked per pid.
+  std::function<std::optional<GpuProcessOwner>(uint32_t)> GpuOwners();
   std::chrono::steady_clock::time_point next_gpu_sample_{};
   void Remediate(Entry& entry);
   Result<JobRecord> DoBeginStop(const std::string& name, std::chrono::milliseconds grace);
   Result<JobRecord> DoRemove(const std::string& name);
+  // Unreadable records (job_supervisor_unreadable.cc): what of the job still
+  // runs, found by its session and cgroups; its stop, kept in memory.
+  void FindUnreadableRun(Entry& entry);
+  bool UnreadableStillRuns(const JobRecord& record);
+  Result<JobRecord> BeginStopUnreadable(Entry& entry, std::chrono::milliseconds grace);
+  void RefreshUnreadable(Entry& entry);
   // Reads up to `ingest_bytes` of the log, settles an ended run, escalates
   // a stop past its deadline; saves and publishes what changed.
   void Refresh(Entry& entry, size_t ingest_bytes);

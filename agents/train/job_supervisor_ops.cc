@@ -8,11 +8,13 @@
 #include <spdlog/spdlog.h>
 
 #include "agents/sys/confined_root.h"
+#include "agents/sys/disk_space.h"
 #include "agents/sys/files.h"
 #include "agents/train/exit_status.h"
 #include "agents/train/job_end.h"
 #include "agents/train/job_supervisor.h"
 #include "agents/train/run_id.h"
+#include "common/units.h"
 
 namespace gpuctl::train {
 namespace {
@@ -22,6 +24,20 @@ constexpr int64_t kMetricsSaveEveryMs = 2000;
 constexpr std::string_view kSessionPrefix = "gpuctl-";
 // How long a run recorded as starting, with no launch seen, is looked for.
 constexpr int64_t kLaunchGraceMs = 10'000;
+
+// Below this much free space the disk holding a job's files counts as full:
+// its log was cut short, and files may not have been written.
+constexpr uint64_t kDiskFullBelowBytes = 64 << 10;
+
+// Said in the state of a run that ended while the disk holding its log was
+// full, so a missing exit status or a short log has its cause named.
+std::optional<std::string> DiskFullNote(const JobRecord& r) {
+  if (r.log_path.empty()) return std::nullopt;
+  const std::string dir = r.log_path.substr(0, r.log_path.rfind('/'));
+  std::optional<uint64_t> free = sys::FreeBytes(dir);
+  if (!free || *free >= kDiskFullBelowBytes) return std::nullopt;
+  return "the disk holding " + dir + " is full (" + FormatBytes(*free) + " free), so its log is cut short";
+}
 
 }  // namespace
 
@@ -182,6 +198,11 @@ bool JobSupervisor::SettleIfEnded(Entry& entry) {
     end.state = JobState::kFailed;
     end.reason = "never launched: the agent stopped while starting it";
   }
+  if (std::optional<std::string> full = DiskFullNote(r)) {
+    end.reason = exit.kind == ExitStatusReading::Kind::kMissing
+                     ? "its processes are gone and no exit status could be recorded: " + *full
+                     : end.reason + "; " + *full;
+  }
   r.state = end.state;
   r.state_reason = end.reason;
   r.exit_code = end.exit_code;
@@ -214,7 +235,7 @@ bool JobSupervisor::SettleIfEnded(Entry& entry) {
 
 void JobSupervisor::Refresh(Entry& entry, size_t ingest_bytes) {
   JobRecord& r = entry.record;
-  if (r.state == JobState::kUnreadable) return;
+  if (r.state == JobState::kUnreadable) return RefreshUnreadable(entry);
   const JobState state_before = r.state;
   const uint64_t offset_before = r.parsed_offset, bytes_before = r.log_bytes;
   auto on_event = [this](const JobRecord& record, const LogEvent& e) {
@@ -368,7 +389,7 @@ Result<JobRecord> JobSupervisor::DoStart(JobSpec spec, Lineage lineage, bool adm
   UpdateGuarded();
   spdlog::info("job '{}' (run {}) started: pid {}, tmux session {}", name, run_id, r.pid, r.tmux_session);
   PublishEvent("job_started", r, "started with pid " + std::to_string(r.pid),
-               {{"pid", r.pid}, {"tmux_session", r.tmux_session}, {"cgroup", r.cgroup}});
+               {{"pid", r.pid}, {"tmux_session", sys::TmuxNativeSessionName(r.tmux_session)}, {"cgroup", r.cgroup}});
   Refresh(entry, 0);
   Publish(entry);
   return r;
@@ -390,7 +411,8 @@ Result<JobRecord> JobSupervisor::DoBeginStop(const std::string& name, std::chron
     PublishEvent("job_ended", r, "stopped: " + r.state_reason, {{"state", "stopped"}, {"exit_code", nullptr}});
     return r;
   }
-  if (!IsActive(r.state)) return r;  // already ended (or unreadable): nothing to do
+  if (r.state == JobState::kUnreadable) return BeginStopUnreadable(entry, grace);
+  if (!IsActive(r.state)) return r;  // already ended: nothing to do
   r.stop_requested = true;
   r.stop_deadline_unix_ms = NowMs() + grace.count();
   // The request is durable before the first signal: an agent restarted
@@ -416,6 +438,11 @@ Result<JobRecord> JobSupervisor::DoRemove(const std::string& name) {
     return FailedPrecondition("job '" + name + "' may still be running (" + JobStateName(entry.record.state) +
                               "); stop it first: gpuctl train stop " + name);
   }
+  if (UnreadableStillRuns(entry.record)) {
+    return FailedPrecondition("job '" + name + "' has an unreadable record, but its run " + entry.record.run_id +
+                              " is still running (pid " + std::to_string(entry.record.pid) +
+                              "); stop it first: gpuctl train stop " + name);
+  }
   if (Status s = store_.Remove(name); !s.ok()) return s;
   JobRecord removed = std::move(entry.record);
   entries_.erase(it);
@@ -427,6 +454,7 @@ Result<JobRecord> JobSupervisor::DoRemove(const std::string& name) {
 void JobSupervisor::Reconcile() {
   for (JobRecord& record : store_.LoadAll()) Put(std::move(record));
   AdoptOrphans();
+  for (auto& [name, entry] : entries_) FindUnreadableRun(*entry);
   for (auto& [name, entry] : entries_) {
     JobRecord& r = entry->record;
     // What the log gained while no agent read it, the job's last lines
@@ -490,7 +518,7 @@ void JobSupervisor::AdoptOrphans() {
     Entry& entry = Put(std::move(orphan));
     (void)Save(entry);
     PublishEvent("job_orphaned", entry.record, entry.record.state_reason,
-                 {{"pid", entry.record.pid}, {"tmux_session", session}});
+                 {{"pid", entry.record.pid}, {"tmux_session", sys::TmuxNativeSessionName(session)}});
   }
 }
 

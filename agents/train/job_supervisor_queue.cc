@@ -14,13 +14,13 @@
 namespace gpuctl::train {
 
 std::vector<GpuSlot> JobSupervisor::GpuSlots(const sys::GpuReport& report) {
-  std::vector<GpuSlot> slots;
-  for (const sys::GpuDevice& gpu : report.devices) {
-    slots.push_back({gpu.index, gpu.uuid, gpu.memory_total_bytes.value_or(0), gpu.memory_free_bytes.value_or(0), {}, {}});
-  }
   // Held: the GPUs a running gpuctl job was given, and those of a run that
-  // ended in CUDA OOM and is about to be relaunched on them.
-  std::map<int64_t, std::string> job_groups;  // process group -> job
+  // ended in CUDA OOM and is about to be relaunched on them. A job's own
+  // memory on each GPU, where the reading lists no processes to count.
+  std::map<uint32_t, std::string> held;
+  std::map<uint32_t, uint64_t> job_bytes;
+  std::vector<GpuSlot> indices;  // just the indices and uuids, to resolve --gpus
+  for (const sys::GpuDevice& gpu : report.devices) indices.push_back({gpu.index, gpu.uuid, 0, 0, {}, {}});
   for (const auto& [name, entry] : entries_) {
     const JobRecord& r = entry->record;
     bool relaunching = r.state == JobState::kFailed && r.spec.oom.recover && !r.oom_decided &&
@@ -28,31 +28,16 @@ std::vector<GpuSlot> JobSupervisor::GpuSlots(const sys::GpuReport& report) {
                           return e.event.kind == kCudaOom;
                         }));
     if (!IsActive(r.state) && !relaunching) continue;
-    if (r.pgid > 0 && IsActive(r.state)) job_groups[r.pgid] = name;
-    if (r.inner_pgid > 0 && IsActive(r.state)) job_groups[r.inner_pgid] = name;
+    if (IsActive(r.state)) {
+      for (const JobGpuMemory& m : r.gpu_memory) job_bytes[m.index] += m.used_bytes;
+    }
     if (r.spec.gpus.empty()) continue;
-    Result<std::vector<uint32_t>> held = ResolveGpus(SplitGpuList(r.spec.gpus), slots);
-    if (!held.ok()) continue;
-    for (GpuSlot& slot : slots) {
-      if (std::find(held->begin(), held->end(), slot.index) != held->end() && slot.held_by.empty()) slot.held_by = name;
-    }
+    Result<std::vector<uint32_t>> given = ResolveGpus(SplitGpuList(r.spec.gpus), indices);
+    if (!given.ok()) continue;
+    for (uint32_t index : *given) held.try_emplace(index, name);
   }
-  // A running job's processes hold the GPU they are on (a job started
-  // without --gpus sees them all); others' live processes are foreign (a
-  // reading may still list the processes of a job that just ended).
-  for (size_t i = 0; i < report.devices.size(); ++i) {
-    for (const sys::GpuProcessInfo& p : report.devices[i].processes) {
-      if (!processes_.Alive(p.pid)) continue;
-      std::optional<int64_t> group = processes_.ProcessGroup(p.pid);
-      auto job = group ? job_groups.find(*group) : job_groups.end();
-      if (job != job_groups.end()) {
-        if (slots[i].held_by.empty()) slots[i].held_by = job->second;
-        continue;
-      }
-      slots[i].foreign.push_back({p.pid, p.used_memory_bytes});
-    }
-  }
-  return slots;
+  return GpuSlotsFromReport(report, held, GpuOwners(), [this](uint32_t pid) { return processes_.Alive(pid); },
+                            job_bytes);
 }
 
 Result<JobRecord> JobSupervisor::Enqueue(JobSpec spec, Lineage lineage, std::string waiting_for,

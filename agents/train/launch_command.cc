@@ -13,7 +13,16 @@ const char* const kJobWrapperScript =
     "exec 3>&1\n"
     "echo \"gpuctl: output goes to $log\"\n"
     "exec >>\"$log\" 2>&1 </dev/null\n"
-    "record() { printf '%s\\n' \"$1\" >\"$2.tmp\" && mv -f \"$2.tmp\" \"$2\"; }\n"
+    // A full disk (the log may have filled it) cannot take a new file: the
+    // status then goes over the spare made at the start, in place (1<> does
+    // not truncate), cut to length (shrinking needs no space).
+    "printf '0000000\\n' >\"$status.spare\" 2>/dev/null\n"
+    "record() {\n"
+    "  if printf '%s\\n' \"$1\" >\"$2.tmp\" && mv -f \"$2.tmp\" \"$2\"; then rm -f \"$2.spare\"; return; fi\n"
+    "  rm -f \"$2.tmp\"\n"
+    "  [ -f \"$2.spare\" ] && printf '%s\\n' \"$1\" 1<>\"$2.spare\" && truncate -s $((${#1} + 1)) \"$2.spare\" &&\n"
+    "    mv -f \"$2.spare\" \"$2\"\n"
+    "}\n"
     "if [ -n \"$cgroup\" ] && ! echo $$ >\"$cgroup\"; then echo \"gpuctl: cannot join cgroup $cgroup\"; record 125 \"$status\"; exit 125; fi\n"
     "if [ -n \"$dir\" ] && ! cd \"$dir\"; then echo \"gpuctl: cannot enter $dir\"; record 126 \"$status\"; exit 126; fi\n"
     "if [ -n \"$stop\" ]; then record \"$stop\" \"$status\"; exit \"$stop\"; fi\n"

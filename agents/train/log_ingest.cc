@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agents/sys/files.h"
+#include "agents/train/event_retention.h"
 
 namespace gpuctl::train {
 namespace {
@@ -56,13 +57,13 @@ bool LogIngest::Ingest(JobRecord& r, size_t max_bytes, int64_t now_unix_ms, cons
 
   bool added = false;
   for (LogEvent& e : events) {
-    if (r.events.size() >= kMaxEventsKept) {
-      if (!event_cap_logged_) spdlog::warn("job '{}': over {} events, keeping the first", r.spec.name, kMaxEventsKept);
-      event_cap_logged_ = true;
-      break;
-    }
     if (on_event) on_event(r, e);
-    r.events.push_back({std::move(e), now_unix_ms});
+    uint64_t dropped = KeepEvent(r.events, {std::move(e), now_unix_ms});
+    if (dropped > 0 && r.events_dropped == 0) {
+      spdlog::info("job '{}': its events pass what a run keeps; dropping the oldest that decide nothing",
+                   r.spec.name);
+    }
+    r.events_dropped += dropped;
     added = true;
   }
   return added;

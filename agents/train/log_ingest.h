@@ -22,12 +22,12 @@ class LogIngest {
   // Called for each event taken into the record (for the agent's event log).
   using OnEvent = std::function<void(const JobRecord& record, const LogEvent& event)>;
 
-  static constexpr size_t kMaxEventsKept = 1000;
-
   LogIngest();
 
   // Reads up to `max_bytes` of the log past record.parsed_offset and folds
-  // them in: record.log_bytes, parsed_offset, metrics and events move.
+  // them in: record.log_bytes, parsed_offset, metrics and events move
+  // (events as event_retention.h bounds them, record.events_dropped counting
+  // what went).
   // Only whole lines are taken while the job may still write (so a restart
   // resumes at a line start); for an ended job the rest is taken too.
   // Returns true when events were added. A log that cannot be read (gone, a
@@ -40,7 +40,6 @@ class LogIngest {
   LineSplitter lines_;
   LogEventParser events_;
   std::unique_ptr<MetricsTracker> metrics_;
-  bool event_cap_logged_ = false;
 };
 
 }  // namespace gpuctl::train

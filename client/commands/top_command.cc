@@ -83,7 +83,13 @@ void RunTop(CommandContext& ctx, const TopFlags& flags) {
     out.flush();
     if (!live || !out) {
       bool all_reached = std::all_of(view.begin(), view.end(), [](const TopNode& n) { return n.reached; });
-      if (!all_reached) ctx.exit_code = ctx.global.nodes.empty() ? kExitUnreachable : kExitSomeNodesUnreached;
+      bool all_answered = std::all_of(view.begin(), view.end(), [](const TopNode& n) { return n.error.empty(); });
+      if (!all_reached) {
+        ctx.exit_code = ctx.global.nodes.empty() ? kExitUnreachable : kExitSomeNodesUnreached;
+      } else if (!all_answered) {
+        // Reached, but what it answered was an error: not a clean screen.
+        ctx.exit_code = ctx.global.nodes.empty() ? kExitFailure : kExitSomeNodesUnreached;
+      }
       return;
     }
     std::this_thread::sleep_for(*interval);

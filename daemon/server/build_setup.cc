@@ -1,22 +1,33 @@
 #include "daemon/server/build_setup.h"
 
+#include <algorithm>
+
 #include "agents/guard/guard_config.h"
+#include "agents/guard/memory_budget.h"
 
 namespace gpuctl::daemon {
 
-build::BuildHostFacts ReadBuildHostFacts(const sys::HostFs& fs, const std::optional<GuardPlan>& guard,
-                                         health::HealthSampler& sampler) {
+build::BuildHostFacts BuildMemoryFacts(const sys::HostFs& fs, const std::optional<GuardPlan>& guard,
+                                       sys::CgroupDriver* cgroups) {
   build::BuildHostFacts facts;
+  // The guard's own domain and reserve (the host and the default reserve
+  // without a guard), through the function the guard's line comes from.
+  const guard::GuardConfig config = guard ? guard->config : guard::GuardConfig{};
+  Result<guard::DomainReading> reading = guard::MemoryDomainReader(config.domain, fs, cgroups).Read();
+  if (reading.ok()) {
+    guard::MemoryBudget budget = guard::BudgetOf(*reading, config);
+    facts.available_bytes = budget.available_bytes;
+    facts.domain_total_bytes = budget.domain_total_bytes;
+    facts.reserve_bytes = budget.reserve_bytes;
+  }
+  if (guard) facts.domain_total_bytes = std::min(facts.domain_total_bytes, guard->domain_total_bytes);
+  return facts;
+}
+
+build::BuildHostFacts ReadBuildHostFacts(const sys::HostFs& fs, const std::optional<GuardPlan>& guard,
+                                         sys::CgroupDriver* cgroups, health::HealthSampler& sampler) {
+  build::BuildHostFacts facts = BuildMemoryFacts(fs, guard, cgroups);
   facts.cpus = fs.ReadCpuCount();
-  if (Result<sys::Meminfo> meminfo = fs.ReadMeminfo(); meminfo.ok()) {
-    facts.available_bytes = meminfo->mem_available_bytes();
-    facts.domain_total_bytes = meminfo->mem_total_bytes();
-    facts.reserve_bytes = guard::DefaultReserveBytes(meminfo->mem_total_bytes());
-  }
-  if (guard) {
-    facts.domain_total_bytes = guard->domain_total_bytes;
-    facts.reserve_bytes = guard::ReserveBytes(guard->config, guard->domain_total_bytes);
-  }
   if (Result<health::HealthSnapshot> snapshot = sampler.Sample(); snapshot.ok()) {
     for (const sys::GpuDevice& gpu : snapshot->gpus.devices) {
       if (!gpu.compute_capability.empty()) facts.gpu_capabilities.push_back(gpu.compute_capability);

@@ -15,10 +15,15 @@
 
 namespace gpuctl::daemon {
 
-// CPUs, MemAvailable, the guard's reserve and domain (MemTotal and the
-// default reserve without a guard), and the GPUs' compute capabilities.
+// CPUs; the memory available in the guard's domain (a cgroup's, when the
+// guard watches one) and the guard's reserve, from guard::BudgetOf, as the
+// guard itself reads them (the host and the default reserve without a
+// guard); and the GPUs' compute capabilities.
+// The memory part of ReadBuildHostFacts alone (cpus and GPUs left empty).
+build::BuildHostFacts BuildMemoryFacts(const sys::HostFs& fs, const std::optional<GuardPlan>& guard,
+                                       sys::CgroupDriver* cgroups);
 build::BuildHostFacts ReadBuildHostFacts(const sys::HostFs& fs, const std::optional<GuardPlan>& guard,
-                                         health::HealthSampler& sampler);
+                                         sys::CgroupDriver* cgroups, health::HealthSampler& sampler);
 
 // Sets a build spec's memory limit to its budget and adds the build
 // environment under the user's own --env (the user's values win).

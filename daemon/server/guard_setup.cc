@@ -41,7 +41,9 @@ Result<GuardPlan> PlanGuard(const DaemonConfig& config, const sys::HostFs& fs, s
         dir = cgroups->Directory(under);
       }
     }
-    if (!dir.ok() || !sys::PathExists(*dir)) {
+    // A directory: a cgroup's file (memory.limit_in_bytes) exists but is no
+    // cgroup, and the guard would read nothing from it.
+    if (!dir.ok() || !sys::IsDirectory(*dir)) {
       return InvalidArgument("--guard-domain " + config.guard_domain + ": no such cgroup (" +
                              (dir.ok() ? *dir : dir.status().message()) + ")");
     }
@@ -102,6 +104,18 @@ void JobsForGuard::WillKill(const std::string& name, const std::string& reason) 
     run_id = it->second;
   }
   jobs_.MarkKilledByGuard(run_id, reason);
+}
+
+bool JobsForGuard::Relieve(const std::string& name) {
+  if (!relieve_) return false;
+  std::string run_id;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = run_ids_.find(name);
+    if (it == run_ids_.end()) return false;
+    run_id = it->second;
+  }
+  return relieve_(run_id);
 }
 
 std::unique_ptr<sys::MemoryPressureWaiter> MakePressureWaiter(const GuardPlan& plan, const sys::HostFs& fs,

@@ -35,12 +35,17 @@ Result<GuardPlan> PlanGuard(const DaemonConfig& config, const sys::HostFs& fs, s
 // the same name.
 class JobsForGuard final : public guard::GuardedWork {
  public:
-  explicit JobsForGuard(train::JobSupervisor& jobs) : jobs_(jobs) {}
+  // `relieve`: the build governor's relief for a build's run id (see
+  // BuildWatch::Relieve); empty without a governor.
+  explicit JobsForGuard(train::JobSupervisor& jobs, std::function<bool(const std::string& run_id)> relieve = {})
+      : jobs_(jobs), relieve_(std::move(relieve)) {}
   std::vector<guard::GuardedWorkItem> Running() override;
   void WillKill(const std::string& name, const std::string& reason) override;
+  bool Relieve(const std::string& name) override;
 
  private:
   train::JobSupervisor& jobs_;
+  std::function<bool(const std::string& run_id)> relieve_;
   std::mutex mutex_;
   std::map<std::string, std::string> run_ids_;  // name -> run id, as of the last Running()
 };

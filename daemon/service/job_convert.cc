@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "agents/sys/tmux.h"
 #include "daemon/service/proto_text.h"
 
 namespace gpuctl::daemon {
@@ -139,7 +140,9 @@ void ToProto(const train::JobRecord& in, v1::Job& out) {
   if (in.term_signal) out.set_term_signal(*in.term_signal);
   out.set_pid(in.pid);
   out.set_pgid(in.pgid);
-  out.set_tmux_session(in.tmux_session);
+  // The name tmux itself uses (a job "a.b" runs in session "gpuctl-a+b"), so
+  // that `tmux attach -t` with it works.
+  out.set_tmux_session(sys::TmuxNativeSessionName(in.tmux_session));
   out.set_created_unix_ms(in.created_unix_ms);
   out.set_started_unix_ms(in.started_unix_ms);
   out.set_ended_unix_ms(in.ended_unix_ms);
@@ -156,6 +159,7 @@ void ToProto(const train::JobRecord& in, v1::Job& out) {
   if (in.metrics.throughput) ToProto(*in.metrics.throughput, *m->mutable_throughput());
   if (in.metrics.best_throughput) ToProto(*in.metrics.best_throughput, *m->mutable_best_throughput());
   for (const train::JobEventRecord& e : in.events) ToProto(e, *out.add_events());
+  out.set_events_dropped(in.events_dropped);
   for (const train::AttemptRecord& a : in.attempts) {
     v1::JobAttempt* p = out.add_attempts();
     p->set_attempt(a.attempt);

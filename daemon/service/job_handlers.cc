@@ -1,6 +1,10 @@
 // The Agent service's job RPCs: translate, call the JobSupervisor, translate
 // back. Starts, stops and removals wait on the supervisor's owner thread, so
 // they run on the job-call pool; reads answer from snapshots at once.
+#include <algorithm>
+#include <cstdio>
+#include <iterator>
+
 #include "daemon/service/agent_service.h"
 #include "daemon/service/job_convert.h"
 #include "daemon/service/log_stream.h"
@@ -10,6 +14,17 @@ namespace gpuctl::daemon {
 namespace {
 
 constexpr std::chrono::milliseconds kDefaultStopGrace{10'000};
+// A ListJobs page stops growing past this: a quarter of gRPC's default
+// message limit, and far above one job (its events are bounded by bytes).
+constexpr size_t kListPageBytes = 1 << 20;
+
+// Jobs are listed oldest first, and a page token is the key of the last job
+// of its page: "CREATED_MS/NAME", zero-padded so keys sort as jobs do.
+std::string ListPageKey(const train::JobRecord& job) {
+  char created[24];
+  std::snprintf(created, sizeof created, "%020lld", static_cast<long long>(job.created_unix_ms));
+  return std::string(created) + "/" + job.spec.name;
+}
 
 // Runs `work` on `pool`, or finishes at once when the pool is full.
 template <typename Work>
@@ -88,9 +103,29 @@ grpc::ServerUnaryReactor* AgentService::GetJob(grpc::CallbackServerContext* cont
 }
 
 grpc::ServerUnaryReactor* AgentService::ListJobs(grpc::CallbackServerContext* context,
-                                                 const v1::ListJobsRequest* /*request*/,
+                                                 const v1::ListJobsRequest* request,
                                                  v1::ListJobsResponse* response) {
-  *response = ListJobsSnapshot();
+  std::vector<train::JobRecord> jobs = jobs_.ListJobs();
+  std::sort(jobs.begin(), jobs.end(), [](const train::JobRecord& a, const train::JobRecord& b) {
+    return ListPageKey(a) < ListPageKey(b);
+  });
+  // Jobs after the token, until the page is full: a page never nears the
+  // message limit, however many jobs there are or how many events each has.
+  auto next = std::upper_bound(jobs.begin(), jobs.end(), request->page_token(),
+                               [](const std::string& token, const train::JobRecord& job) {
+                                 return token < ListPageKey(job);
+                               });
+  if (request->page_token().empty()) next = jobs.begin();
+  size_t bytes = 0;
+  for (; next != jobs.end(); ++next) {
+    if (response->jobs_size() > 0 && bytes >= kListPageBytes) {
+      response->set_next_page_token(ListPageKey(*std::prev(next)));
+      break;
+    }
+    v1::Job* job = response->add_jobs();
+    FillJob(*next, *job);
+    bytes += job->ByteSizeLong();
+  }
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
   return reactor;
@@ -128,7 +163,7 @@ grpc::ServerWriteReactor<v1::LogChunk>* AgentService::StreamLogs(grpc::CallbackS
   options.from_offset = request->from_offset();
   options.tail_lines = request->tail_lines();
   options.follow = request->follow();
-  return new LogStreamReactor(jobs_, log_watch_, log_slots_, std::move(options));
+  return new LogStreamReactor(jobs_, log_watch_, log_slots_, std::move(options), &streams_);
 }
 
 }  // namespace gpuctl::daemon

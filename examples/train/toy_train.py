@@ -28,6 +28,11 @@ def main() -> int:
     parser.add_argument("--fragmented", action="store_true",
                         help="the OOM shows fragmentation (reserved but unallocated memory), and does not happen "
                              "with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")
+    parser.add_argument("--exceptions", type=int, default=0,
+                        help="print this many handled exceptions (a traceback each) before the first step, as a "
+                             "long, noisy run does")
+    parser.add_argument("--exception-bytes", type=int, default=200,
+                        help="with --exceptions: about how long each exception's line is")
     parser.add_argument("--print-times", action="store_true",
                         help="print the wall clock at start and just before the OOM (benchmarks)")
     args, extra = parser.parse_known_args()
@@ -45,6 +50,11 @@ def main() -> int:
         oom_at = -1  # small enough to fit
     if args.fragmented and expandable:
         oom_at = -1  # expandable segments fixed the fragmentation
+    for n in range(args.exceptions):
+        detail = ("x" * max(0, args.exception_bytes - 40))
+        print("Traceback (most recent call last):", flush=False)
+        print('  File "toy_train.py", line 7, in <module>', flush=False)
+        print(f"ValueError: handled exception {n} {detail}", flush=True)
     rng = random.Random(0)
     for step in range(args.steps):
         if step == oom_at:

@@ -72,6 +72,13 @@ class FakeProcessControl final : public sys::ProcessControl {
     if (it == groups_.end()) return std::nullopt;
     return it->second;
   }
+  std::optional<std::string> MemoryCgroup(int64_t pid) override {
+    std::lock_guard lock(mutex_);
+    if (!alive_.contains(pid)) return std::nullopt;
+    auto it = cgroups_.find(pid);
+    if (it == cgroups_.end()) return std::nullopt;
+    return it->second;
+  }
   std::optional<int64_t> HostPidInContainer(const std::string& container_root, int64_t inner_pid) override {
     std::lock_guard lock(mutex_);
     auto it = container_pids_.find({container_root, inner_pid});
@@ -119,6 +126,10 @@ class FakeProcessControl final : public sys::ProcessControl {
   void SetProcessGroup(int64_t pid, int64_t pgid) {
     std::lock_guard lock(mutex_);
     groups_[pid] = pgid;
+  }
+  void SetMemoryCgroup(int64_t pid, std::string cgroup) {
+    std::lock_guard lock(mutex_);
+    cgroups_[pid] = std::move(cgroup);
   }
   // Ends the group and every process in it, as if they all exited.
   void KillGroup(int64_t pgid) {
@@ -184,6 +195,7 @@ class FakeProcessControl final : public sys::ProcessControl {
   std::set<int64_t> groups_alive_;
   std::map<int64_t, uint64_t> start_times_;
   std::map<int64_t, int64_t> groups_;
+  std::map<int64_t, std::string> cgroups_;
   std::map<int64_t, Reaction> reactions_;
   std::map<std::pair<std::string, int64_t>, int64_t> container_pids_;
   std::vector<SentSignal> signals_;

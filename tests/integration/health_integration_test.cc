@@ -2,6 +2,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -87,6 +88,21 @@ TEST_F(HealthIntegration, SecondInstanceOnSameSocketRefusesAndFirstKeepsServing)
   EXPECT_NE(second.exit_code, 0);
   EXPECT_NE(second.err.find("already serving"), std::string::npos) << second.err;
   EXPECT_NE(second.err.find(std::to_string(agent_->pid())), std::string::npos) << second.err;
+  EXPECT_EQ(Gpuctl({"health"}).exit_code, 0);
+}
+
+// Two agents on one state directory would both rewrite its job records and
+// append to its event journal: the second refuses (exit 2) and names the
+// first, whatever socket it was given.
+TEST_F(HealthIntegration, SecondInstanceOnSameStateDirRefusesWithExit2) {
+  StartAgent();
+  RunResult second = RunProgram({BinaryPath("gpuctld"), "--listen", "unix:" + dir_.path() + "/other.sock",
+                                 "--state-dir", StateDir(), "--nvml-library", "/nonexistent", "--nvidia-smi",
+                                 "/nonexistent", "--guard", "off"});
+  EXPECT_EQ(second.exit_code, 2) << second.err;
+  EXPECT_NE(second.err.find("--state-dir " + StateDir()), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find("pid " + std::to_string(agent_->pid())), std::string::npos) << second.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() + "/other.sock"));
   EXPECT_EQ(Gpuctl({"health"}).exit_code, 0);
 }
 

@@ -4,6 +4,7 @@
 // --max-anchors 1024, one relaunch with expandable_segments:True and 768,
 // which passes the old step and succeeds.
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -53,6 +54,42 @@ class OomRemediation : public TrainFixture {
     return argv;
   }
 };
+
+// A long, noisy run: 1200 exceptions of 5 KB each, then the OOM. Events are
+// bounded by bytes, the OOM is never among those dropped, so the run is
+// relaunched; and two such jobs never make the job list too big to send.
+TEST_F(OomRemediation, AnOomAfterThousandsOfEventsIsStillSeenAndRemediated) {
+  StartTrainAgent();
+  for (const std::string name : {"noisy", "noisy2"}) {
+    std::vector<std::string> start = {"train", "start", "--name", name, "--on-oom", "recover", "--"};
+    for (const std::string& a : Toy({"--max-anchors", "1024", "--oom-above-anchors", "768", "--exceptions", "1200",
+                                     "--exception-bytes", "5000"})) {
+      start.push_back(a);
+    }
+    RunResult r = Gpuctl(start);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  for (const std::string name : {"noisy", "noisy2"}) {
+    json job = WaitForFinal(name, 1);
+    EXPECT_EQ(job["state"], "succeeded") << job.dump(2).substr(0, 4000);
+    EXPECT_EQ(job["attempt"], 2);
+    ASSERT_EQ(job["attempts"].size(), 1u);
+    EXPECT_EQ(job["attempts"][0]["changes"], json({"PYTORCH_CUDA_ALLOC_CONF: (unset) -> expandable_segments:True",
+                                                   "--max-anchors: 1024 -> 768"}));
+    // The relaunched run's own events: the 1200 exceptions again, bounded,
+    // with the count of those dropped, and the last one kept.
+    EXPECT_GT(job["events_dropped"].get<uint64_t>(), 1000u) << name;
+    EXPECT_LT(job["events"].size(), 200u) << name;
+    EXPECT_NE(job["events"].back()["message"].get<std::string>().find("handled exception 1199"), std::string::npos);
+  }
+  EXPECT_EQ(Events("noisy", "oom_remediation").size(), 1u);
+  RunResult list = Gpuctl({"-o", "json", "train", "list"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(json::parse(list.out)["jobs"].size(), 2u);
+  RunResult top = Gpuctl({"top", "--once"});
+  EXPECT_EQ(top.exit_code, 0) << top.err;
+  EXPECT_NE(top.out.find("noisy2"), std::string::npos) << top.out;
+}
 
 TEST_F(OomRemediation, TheIncidentReplays) {
   StartTrainAgent();
@@ -342,6 +379,53 @@ TEST_F(GpuJobs, PlacementSeesEveryJobsGpusAndGivesTheChosenOne) {
   EXPECT_NE(Gpuctl({"train", "status", "bad"}).exit_code, 0);
   Gpuctl({"train", "stop", "mem", "--grace", "1s"});
   Gpuctl({"train", "stop", "anywhere", "--grace", "1s"});
+}
+
+// GPUs that processes in other pid namespaces fill (an agent in an LXC
+// guest, beside containers) are not free: their pids are not alive here, and
+// their memory is foreign all the same. A worker of a job that called setsid
+// is still the job's (its cgroup says so; as root, where jobs have one).
+TEST_F(GpuJobs, GpusFullOfProcessesThisAgentCannotSeeAreNotFree) {
+  const std::string processes = StartGpuAgent();
+  // Pid 4194000 is beyond what this test host hands out: someone else's.
+  { std::ofstream(processes) << "0 4194000 90112\n"; }
+  ASSERT_TRUE(WaitUntil([&] {
+    RunResult health = Gpuctl({"-o", "json", "health"});
+    return health.out.find("4194000") != std::string::npos;
+  }, std::chrono::seconds(10)));
+  const std::string pid_file = dir_.path() + "/worker.pid";
+  ASSERT_EQ(Gpuctl({"train", "start", "--name", "w", "--num-gpus", "1", "--", "sh", "-c",
+                    "setsid sleep 600 & echo $! > " + pid_file + "; wait"})
+                .exit_code,
+            0);
+  EXPECT_EQ(Status("w")["gpus"], "1") << "GPU 0 is full";
+  RunResult second = Gpuctl({"train", "start", "--name", "v", "--num-gpus", "1", "--", "sleep", "600"});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  json v = Status("v");
+  EXPECT_EQ(v["state"], "queued") << v.dump(2);
+  EXPECT_NE(v["waiting_for"].get<std::string>().find("GPU 0 has 88.0 GiB used by processes this agent cannot see"),
+            std::string::npos)
+      << v.dump(2);
+  RunResult text = Gpuctl({"train", "status", "v"});
+  EXPECT_NE(text.out.find("GPU 0 has 88.0 GiB used by processes this agent cannot see"), std::string::npos)
+      << text.out;
+  if (geteuid() == 0) {
+    // The setsid'd worker appears on GPU 1, the job's: by its cgroup it is
+    // job w's, so GPU 1 stays held by w (not "used by pid").
+    std::string worker;
+    ASSERT_TRUE(WaitUntil([&] { return !(worker = ReadFile(pid_file)).empty(); }, std::chrono::seconds(5)));
+    worker.erase(worker.find_last_not_of("\n") + 1);
+    { std::ofstream(processes) << "0 4194000 90112\n1 " << worker << " 20480\n"; }
+    json w;
+    ASSERT_TRUE(WaitUntil([&] {
+      w = Status("w");
+      return w["gpu_memory"].size() == 1 && w["gpu_memory"][0]["used_bytes"] == 20480ull << 20;
+    }, std::chrono::seconds(10))) << w.dump(2) << AgentLog();
+    EXPECT_NE(Status("v")["waiting_for"].get<std::string>().find("GPU 1 held by job w"), std::string::npos)
+        << Status("v").dump(2);
+  }
+  Gpuctl({"train", "stop", "v"});
+  Gpuctl({"train", "stop", "w", "--grace", "1s"});
 }
 
 }  // namespace

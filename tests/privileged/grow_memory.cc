@@ -15,39 +15,14 @@
 #include <string>
 #include <thread>
 
+#include "tests/privileged/memory_hog_check.h"
+
 namespace {
 
 bool ParsePositive(const char* text, double max, double& out) {
   char* end = nullptr;
   out = std::strtod(text, &end);
   return end != text && *end == '\0' && out > 0 && out <= max;
-}
-
-bool ReadLine(const std::string& path, std::string& out) {
-  std::ifstream in(path);
-  return static_cast<bool>(std::getline(in, out));
-}
-
-// Whether this process's memory cgroup, or one above it, has a hard limit.
-bool InLimitedMemoryCgroup(std::string& where) {
-  std::ifstream cgroups("/proc/self/cgroup");
-  for (std::string line; std::getline(cgroups, line);) {
-    std::string path = line.substr(line.rfind(':') + 1);
-    bool v2 = line.rfind("0::", 0) == 0;
-    bool v1_memory = line.find(":memory:") != std::string::npos;
-    if (!v2 && !v1_memory) continue;
-    std::string root = v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/memory";
-    for (std::string at = path; !at.empty(); at = at.substr(0, at.rfind('/'))) {
-      std::string limit;
-      if (!ReadLine(root + at + (v2 ? "/memory.max" : "/memory.limit_in_bytes"), limit)) continue;
-      bool unlimited = v2 ? limit == "max" : std::strtoull(limit.c_str(), nullptr, 10) >= (1ull << 62);
-      if (!unlimited) {
-        where = root + at + " (limit " + limit + ")";
-        return true;
-      }
-    }
-  }
-  return false;
 }
 
 }  // namespace
@@ -59,7 +34,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string where;
-  if (!InLimitedMemoryCgroup(where)) {
+  if (!gpuctl::testing::InLimitedMemoryCgroup(where)) {
     std::fprintf(stderr, "grow_memory: refusing to run outside a memory cgroup with a hard limit\n");
     return 2;
   }

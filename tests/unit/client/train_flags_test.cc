@@ -29,6 +29,15 @@ TEST(TrainStartCli, BadNamesAreUsageErrors) {
   }
 }
 
+// "--name=-x" reaches the name check (as a separate word the parser takes
+// it for a flag): refused before any connection, with the rule.
+TEST(TrainStartCli, NamesStartingWithADashAreUsageErrors) {
+  CliRun r = RunGpuctl(Start({"--name=-x", "--", "python3", "train.py"}));
+  EXPECT_EQ(r.code, kExitUsage) << r.err;
+  EXPECT_NE(r.err.find("not starting with '-'"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("cannot reach"), std::string::npos) << r.err;
+}
+
 TEST(TrainStartCli, AnchorsMustBeAPositiveInteger) {
   for (const std::string& anchors : std::vector<std::string>{"abc", "0", "-5", "1.5", "+3", "1e3", "", "99999999999999999999"}) {
     CliRun r = RunGpuctl(Start({"--name", "job", "--anchors=" + anchors, "--", "python3", "train.py"}));

@@ -40,6 +40,7 @@ class RecordingProcessControl final : public ProcessControl {
   bool GroupAlive(int64_t) override { return false; }
   std::optional<uint64_t> StartTime(int64_t) override { return std::nullopt; }
   std::optional<int64_t> ProcessGroup(int64_t) override { return std::nullopt; }
+  std::optional<std::string> MemoryCgroup(int64_t) override { return std::nullopt; }
   std::optional<int64_t> HostPidInContainer(const std::string&, int64_t) override { return std::nullopt; }
   Status Signal(int64_t pid, int sig) override {
     signals.emplace_back(pid, sig);

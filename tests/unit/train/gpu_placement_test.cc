@@ -95,3 +95,92 @@ TEST(GpuPlacement, TheQueueIsPriorityThenFirstCome) {
 
 }  // namespace
 }  // namespace gpuctl::train
+
+namespace gpuctl::train {
+namespace {
+
+// An 8-GPU host as an agent in an LXC guest sees it: five GPUs 45-97 GB full
+// of processes in other pid namespaces (their pids are not alive here).
+sys::GpuReport EightGpusFiveFullOfOthers() {
+  sys::GpuReport report;
+  for (uint32_t i = 0; i < 8; ++i) {
+    sys::GpuDevice gpu;
+    gpu.index = i;
+    gpu.uuid = "GPU-" + std::to_string(i);
+    gpu.memory_total_bytes = 140 * kGiB;
+    uint64_t used = 0;
+    if (i == 0 || i == 2 || i == 4 || i == 5 || i == 7) {
+      used = (45 + 13 * i) * kGiB;
+      gpu.processes.push_back({4000000 + i, "python", used});
+    }
+    gpu.memory_used_bytes = used;
+    gpu.memory_free_bytes = 140 * kGiB - used;
+    report.devices.push_back(gpu);
+  }
+  return report;
+}
+
+auto NoOwner() {
+  return [](uint32_t) { return std::optional<GpuProcessOwner>(); };
+}
+auto NothingVisible() {
+  return [](uint32_t) { return false; };
+}
+
+TEST(GpuSlotsFromReport, ProcessesThisAgentCannotSeeStillFillTheirGpus) {
+  std::vector<GpuSlot> slots = GpuSlotsFromReport(EightGpusFiveFullOfOthers(), {}, NoOwner(), NothingVisible(), {});
+  GpuPlacement first = PlaceJob({2, {}, std::nullopt}, slots, kGiB);
+  EXPECT_THAT(first.gpus, ElementsAre(1, 3));
+  for (uint32_t g : first.gpus) slots[g].held_by = "first";
+  GpuPlacement second = PlaceJob({2, {}, std::nullopt}, slots, kGiB);
+  EXPECT_TRUE(second.gpus.empty()) << "one free GPU left (6): wait";
+  EXPECT_TRUE(PlaceJob({3, {}, std::nullopt}, slots, kGiB).gpus.empty());
+  GpuPlacement waits = PlaceJob({1, {"0"}, std::nullopt}, slots, kGiB);
+  EXPECT_EQ(waits.waiting_for, "1 GPU: GPU 0 has 45.0 GiB used by processes this agent cannot see");
+}
+
+TEST(GpuSlotsFromReport, AProcessOfAJobHoldsItsGpuAndAJustEndedRunsAreNotForeign) {
+  sys::GpuReport report = EightGpusFiveFullOfOthers();
+  auto owner = [](uint32_t pid) -> std::optional<GpuProcessOwner> {
+    if (pid == 4000000) return GpuProcessOwner{"mine", true};   // a setsid'd worker, by its cgroup
+    if (pid == 4000002) return GpuProcessOwner{"ended", false};  // the run just ended
+    return std::nullopt;
+  };
+  std::vector<GpuSlot> slots = GpuSlotsFromReport(report, {}, owner, NothingVisible(), {});
+  EXPECT_EQ(slots[0].held_by, "mine");
+  EXPECT_TRUE(slots[0].foreign.empty());
+  EXPECT_EQ(slots[2].held_by, "") << "an ended run holds nothing";
+  EXPECT_TRUE(slots[2].foreign.empty()) << "and its memory is nobody else's";
+  ASSERT_EQ(slots[4].foreign.size(), 1u);
+  EXPECT_FALSE(slots[4].foreign[0].visible);
+}
+
+// vGPU and some MIG setups list no processes: the device's used memory, less
+// what this agent's jobs hold there, is someone else's.
+TEST(GpuSlotsFromReport, WithoutAProcessListUsedMemoryLessOursIsForeign) {
+  sys::GpuReport report = EightGpusFiveFullOfOthers();
+  for (sys::GpuDevice& gpu : report.devices) gpu.processes.clear();
+  report.devices[1].memory_used_bytes = 512ull << 20;  // the driver's own: under the busy line
+  std::map<uint32_t, uint64_t> ours = {{2, 20 * kGiB}};
+  std::vector<GpuSlot> slots = GpuSlotsFromReport(report, {{2, "mine"}}, NoOwner(), NothingVisible(), ours);
+  ASSERT_EQ(slots[0].foreign.size(), 1u);
+  EXPECT_EQ(slots[0].foreign[0].bytes, 45 * kGiB);
+  EXPECT_EQ(slots[0].foreign[0].pid, 0u);
+  ASSERT_EQ(slots[2].foreign.size(), 1u);
+  EXPECT_EQ(slots[2].foreign[0].bytes, (45 + 26 - 20) * kGiB) << "ours subtracted";
+  EXPECT_EQ(slots[2].held_by, "mine");
+  GpuPlacement p = PlaceJob({3, {}, std::nullopt}, slots, kGiB);
+  EXPECT_THAT(p.gpus, ElementsAre(1, 3, 6));
+}
+
+TEST(GpuSlotsFromReport, VisibleProcessesAreNamedBesideTheUnseen) {
+  sys::GpuReport report = EightGpusFiveFullOfOthers();
+  report.devices[0].processes.push_back({77, "python", 10 * kGiB});
+  auto visible = [](uint32_t pid) { return pid == 77; };
+  std::vector<GpuSlot> slots = GpuSlotsFromReport(report, {}, NoOwner(), visible, {});
+  GpuPlacement p = PlaceJob({1, {"0"}, std::nullopt}, slots, kGiB);
+  EXPECT_EQ(p.waiting_for, "1 GPU: GPU 0 has 55.0 GiB used by pid 77 and processes this agent cannot see");
+}
+
+}  // namespace
+}  // namespace gpuctl::train

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <thread>
+
 #include "tests/unit/train/job_supervisor_fixture.h"
 
 namespace gpuctl::train {
@@ -135,6 +137,44 @@ TEST_F(JobRunsTest, AnUnreadableRecordIsListedAndBlocksItsNameUntilRemoved) {
   ASSERT_TRUE(Supervisor().RemoveJob("broken").ok());
   EXPECT_FALSE(std::filesystem::exists(store_.JobDir("broken")));
   EXPECT_EQ(StartOk(Spec("broken")).state, JobState::kRunning);
+}
+
+// A running job whose record was truncated, found at agent start: stop
+// still stops what runs (by its session and run id), and rm refuses while it
+// lives instead of deleting a live job's log.
+TEST_F(JobRunsTest, AnUnreadableRecordOfALiveRunIsStoppedAndNotRemovedWhileItRuns) {
+  JobRecord started = StartOk(Spec("cut"));
+  procs_.SetReaction(started.pgid, testing::FakeProcessControl::Reaction::kDiesOnSigkill);
+  KillAgent();
+  WriteText(store_.JobDir("cut") + "/job.json", "{\"spec\": {\"na");  // truncated
+  JobRecord r = Get("cut");
+  EXPECT_EQ(r.state, JobState::kUnreadable);
+  EXPECT_EQ(r.run_id, started.run_id) << "found by its session";
+  EXPECT_EQ(r.pid, started.pid);
+  EXPECT_NE(r.state_reason.find("still running"), std::string::npos) << r.state_reason;
+
+  Result<JobRecord> refused = Supervisor().RemoveJob("cut");
+  EXPECT_EQ(refused.status().code(), ErrorCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("stop it first"), std::string::npos) << refused.status().message();
+  EXPECT_TRUE(std::filesystem::exists(store_.LogPath("cut"))) << "a live job's log is kept";
+
+  // SIGTERM, then SIGKILL at the end of the grace (the job traps SIGTERM).
+  std::thread advance([&] {
+    test_support::WaitFor([&] { return !procs_.signals().empty(); });
+    clock_.Advance(3s);
+  });
+  Result<JobRecord> stopped = Supervisor().StopJob("cut", 2s);
+  advance.join();
+  ASSERT_TRUE(stopped.ok()) << stopped.status().message();
+  EXPECT_EQ(stopped->state, JobState::kUnreadable);
+  EXPECT_FALSE(stopped->stop_requested);
+  EXPECT_NE(stopped->state_reason.find("was stopped"), std::string::npos) << stopped->state_reason;
+  ASSERT_FALSE(procs_.signals().empty());
+  EXPECT_EQ(procs_.signals().front().sig, SIGTERM);
+  EXPECT_EQ(procs_.signals().back().sig, SIGKILL);
+  EXPECT_FALSE(procs_.GroupAlive(started.pgid));
+  EXPECT_EQ(ReadAll(store_.JobDir("cut") + "/job.json"), "{\"spec\": {\"na") << "never overwritten";
+  EXPECT_TRUE(Supervisor().RemoveJob("cut").ok());
 }
 
 TEST_F(JobRunsTest, RemoveRefusesARunningJobAndForgetsAnEndedOne) {

@@ -65,6 +65,19 @@ TEST(ValidateJobName, RefusesOthersWithAHint) {
   EXPECT_TRUE(Mentions(s, "invalid job name 'a/b'")) << s.message();
 }
 
+// A new job's name never starts with '-': every command line (gpuctl's own
+// hints among them) would read it as a flag. Old records so named stay
+// readable under the general rule.
+TEST(ValidateJobName, ANewJobNeverStartsWithADash) {
+  for (const char* name : {"-x", "--help", "-"}) {
+    EXPECT_TRUE(ValidateJobName(name).ok()) << name;
+    Status s = Validate([&](JobSpec& spec) { spec.name = name; });
+    EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument) << name;
+    EXPECT_TRUE(Mentions(s, "not starting with '-'")) << s.message();
+  }
+  EXPECT_TRUE(Validate([](JobSpec& spec) { spec.name = "a-"; }).ok());
+}
+
 TEST(ValidateJobSpec, NeedsSomethingToRun) {
   Status s = Validate([](JobSpec& spec) { spec.command.clear(); });
   EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);

@@ -205,6 +205,29 @@ TEST_F(JobSupervisorTest, ImpossibleStartsAreRefusedWithNothingCreated) {
   EXPECT_EQ(StartOk(ok_path).state, JobState::kRunning);
 }
 
+// tmux passes a command to its server in one 16 KiB message: a longer one
+// is refused before anything is recorded (exit 2), never a failed record.
+TEST_F(JobSupervisorTest, ACommandTooLongForTmuxIsRefusedBeforeAnythingExists) {
+  const int calls = TmuxCallsAfterStart();
+  JobSpec env = Spec("longenv");
+  env.env["BIG"] = std::string(20000, 'x');
+  JobSpec argv = Spec("longargv");
+  for (int i = 0; i < 2000; ++i) argv.command.push_back("--flag-" + std::to_string(i));
+  for (const JobSpec& spec : {env, argv}) {
+    Result<JobRecord> r = Supervisor().StartJob(spec);
+    ASSERT_FALSE(r.ok()) << spec.name;
+    EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument) << r.status().message();
+    EXPECT_NE(r.status().message().find("tmux carries at most"), std::string::npos) << r.status().message();
+    EXPECT_FALSE(fs::exists(store_.JobDir(spec.name))) << spec.name;
+    EXPECT_EQ(Supervisor().GetJob(spec.name).status().code(), ErrorCode::kNotFound);
+  }
+  EXPECT_TRUE(tmux_.new_sessions().empty());
+  EXPECT_LE(tmux_.calls(), calls + 2) << "at most the has-session checks";
+  JobSpec fits = Spec("fits");
+  fits.env["BIG"] = std::string(12000, 'x');
+  EXPECT_EQ(StartOk(fits).state, JobState::kRunning);
+}
+
 TEST_F(JobSupervisorTest, LeftoverTmuxSessionIsRefused) {
   tmux_.AddSession("gpuctl-left");
   Result<JobRecord> r = Supervisor().StartJob(Spec("left"));

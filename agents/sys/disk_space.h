@@ -1,0 +1,32 @@
+// A full disk, met on purpose. A job's log can fill the disk that holds the
+// agent's state; the records that say how the job ended must still be
+// written. A spare file is space set aside while there is room: on a full
+// disk the record is written over the spare's own blocks (no new ones are
+// needed) and renamed into place.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace gpuctl::sys {
+
+// Makes `spare` hold at least `bytes` (of spaces). One fstat when it does
+// already; otherwise it is rewritten at twice that, so a slowly growing
+// record does not rewrite it at every save. Errors from the filesystem.
+Status KeepSpareFile(const std::string& spare, size_t bytes);
+
+// Writes `content` over the start of `spare`, cuts it to that length
+// (shrinking needs no new blocks), fsyncs, and renames it over `path`. kFailedPrecondition when there is no spare or it
+// is too small; other errors from the filesystem. Like WriteFileAtomic,
+// readers see the old or the new content.
+Status WriteFileFromSpare(const std::string& spare, const std::string& path, std::string_view content);
+
+// Bytes an unprivileged writer may still use on the filesystem holding
+// `path` (statvfs f_bavail); nullopt when it cannot be read.
+std::optional<uint64_t> FreeBytes(const std::string& path);
+
+}  // namespace gpuctl::sys

@@ -1,0 +1,151 @@
+// The guard and the build governor meet: gpuctld's guard watches a 2.5 GiB
+// memory cgroup (cgroup v1, for real), and `gpuctl build -- make -j8` runs
+// eight compiles that each peak at 700 MiB. The build's budget is the
+// domain's (what it has left, less the guard's reserve), so the governor
+// pauses compiles before the guard's line: every object is built, with no
+// guard kill and no kernel OOM kill, and more than one compile at a time.
+// Needs root and a writable v1 memory hierarchy; skips with the reason
+// elsewhere.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/integration/train_fixture.h"
+
+namespace gpuctl::testing {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+const std::string kMemoryRoot = "/sys/fs/cgroup/memory";
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The test process's own v1 memory cgroup ("/a/b", "" at the root).
+std::string OwnMemoryCgroup() {
+  std::istringstream lines(ReadText("/proc/self/cgroup"));
+  for (std::string line; std::getline(lines, line);) {
+    size_t first = line.find(':'), second = line.find(':', first + 1);
+    if (second == std::string::npos) continue;
+    std::string controllers = "," + line.substr(first + 1, second - first - 1) + ",";
+    if (controllers.find(",memory,") != std::string::npos) {
+      std::string path = line.substr(second + 1);
+      return path == "/" ? "" : path;
+    }
+  }
+  return "";
+}
+
+uint64_t Counter(const std::string& file, const std::string& key) {
+  std::istringstream in(ReadText(file));
+  std::string k;
+  uint64_t v = 0;
+  while (in >> k >> v) {
+    if (k == key) return v;
+  }
+  return 0;
+}
+
+void KillAndRemove(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.is_directory()) KillAndRemove(entry.path().string());
+  }
+  for (int attempt = 0; attempt < 100 && rmdir(dir.c_str()) != 0; ++attempt) {
+    std::istringstream procs(ReadText(dir + "/cgroup.procs"));
+    for (pid_t pid = 0; procs >> pid;) kill(pid, SIGKILL);
+    usleep(50'000);
+  }
+}
+
+// The most compiles that ran at once, from their "start T" / "end T" lines.
+int MostAtOnce(const std::string& log) {
+  std::vector<std::pair<double, int>> edges;
+  std::istringstream in(ReadText(log));
+  std::string what;
+  double at = 0;
+  while (in >> what >> at) edges.emplace_back(at, what == "start" ? 1 : -1);
+  std::sort(edges.begin(), edges.end());
+  int now = 0, most = 0;
+  for (const auto& [t, d] : edges) most = std::max(most, now += d);
+  return most;
+}
+
+class GovernedBuild : public TrainFixture {
+ protected:
+  void SetUp() override {
+    TrainFixture::SetUp();
+    if (geteuid() != 0) GTEST_SKIP() << "needs root to create memory cgroups";
+    if (!fs::exists(kMemoryRoot + "/memory.limit_in_bytes")) {
+      GTEST_SKIP() << "no cgroup v1 memory hierarchy at " << kMemoryRoot << " (a v2 host)";
+    }
+    if (Counter("/proc/meminfo", "SwapTotal:") > 0) GTEST_SKIP() << "swap is on: the domain would swap, not fill";
+    domain_ = OwnMemoryCgroup() + "/gpuctl-build-guard-" + std::to_string(getpid());
+    domain_dir_ = kMemoryRoot + domain_;
+    ASSERT_EQ(mkdir(domain_dir_.c_str(), 0755), 0) << domain_dir_;
+    std::ofstream(domain_dir_ + "/memory.limit_in_bytes") << 2560 * kMiB;
+  }
+  void TearDown() override {
+    if (agent_) {
+      agent_->Signal(SIGTERM);
+      agent_->WaitForExit(std::chrono::seconds(5));
+    }
+    TrainFixture::TearDown();
+    if (!domain_dir_.empty()) KillAndRemove(domain_dir_);
+  }
+  std::string domain_, domain_dir_;
+};
+
+TEST_F(GovernedBuild, EightCompilesInA25GiBDomainAllBuildWithoutAKill) {
+  // Eight sources, a make that compiles them all at once, and `cc` the fake
+  // compile (700 MiB over 2 s each).
+  const std::string src = dir_.path() + "/src", bin = dir_.path() + "/bin", log = dir_.path() + "/compiles.log";
+  fs::create_directories(src);
+  fs::create_directories(bin);
+  fs::create_symlink(BinaryPath("tests/fake_compile"), bin + "/cc");
+  std::ofstream makefile(src + "/Makefile");
+  makefile << "OBJS = o1.o o2.o o3.o o4.o o5.o o6.o o7.o o8.o\nall: $(OBJS)\n%.o: %.c\n\tcc 700 2 $@ $<\n";
+  makefile.close();
+  for (int i = 1; i <= 8; ++i) std::ofstream(src + "/o" + std::to_string(i) + ".c") << "int x;\n";
+
+  std::vector<std::string> flags = AgentFlags();
+  // The guard's domain is the 2.5 GiB cgroup (jobs go below it).
+  flags.erase(std::find(flags.begin(), flags.end(), "--guard"), flags.end());
+  flags.insert(flags.end(), {"--guard", "on", "--guard-domain", "cgroup:" + domain_});
+  StartAgent(flags, AgentEnv());
+
+  RunResult built = Gpuctl({"build", "--name", "b", "--cwd", src, "--env", "PATH=" + bin + ":/usr/bin:/bin", "--env",
+                            "FAKE_COMPILE_LOG=" + log, "--wait", "--", "make", "-j8"});
+  json job = Status("b");
+  EXPECT_EQ(built.exit_code, 0) << built.out << built.err << job.dump(2) << AgentLog();
+  EXPECT_EQ(job.value("state", ""), "succeeded") << job.dump(2);
+  for (int i = 1; i <= 8; ++i) EXPECT_TRUE(fs::exists(src + "/o" + std::to_string(i) + ".o")) << i;
+  // Its budget is the domain's, not the host's memory.
+  ASSERT_TRUE(job["build"].is_object()) << job.dump(2);
+  EXPECT_LE(job["build"]["budget_bytes"].get<uint64_t>(), 2560 * kMiB) << job.dump(2);
+  EXPECT_EQ(job["build"]["oom_kills"], 0) << job.dump(2);
+  EXPECT_EQ(Counter(domain_dir_ + "/memory.oom_control", "oom_kill"), 0u) << "the kernel's OOM killer fired";
+  RunResult events = Gpuctl({"-o", "json", "events"});
+  EXPECT_EQ(events.out.find("\"guard_kill\""), std::string::npos) << events.out;
+  // Governed, not serialised: more than one compile ran at a time.
+  EXPECT_GE(MostAtOnce(log), 2) << ReadText(log);
+  std::cout << "compiles at once, at most: " << MostAtOnce(log) << "; pauses " << job["build"]["pauses"] << "\n";
+}
+
+}  // namespace
+}  // namespace gpuctl::testing

@@ -1,0 +1,65 @@
+#include "agents/sys/disk_space.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tests/fakes/temp_dir.h"
+
+namespace gpuctl::sys {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(DiskSpace, TheSpareTakesTheContentAndBecomesTheFile) {
+  TempDir dir;
+  const std::string path = dir.path() + "/job.json", spare = path + ".spare";
+  std::ofstream(path) << "old";
+  ASSERT_TRUE(KeepSpareFile(spare, 100).ok());
+  EXPECT_GE(fs::file_size(spare), 100u);
+  ASSERT_TRUE(WriteFileFromSpare(spare, path, "{\"state\": \"failed\"}\n").ok());
+  EXPECT_EQ(Read(path), "{\"state\": \"failed\"}\n") << "cut to length, nothing of the spare left";
+  EXPECT_FALSE(fs::exists(spare)) << "used up";
+  // No spare left: the next one says so, and the file is untouched.
+  Status again = WriteFileFromSpare(spare, path, "x");
+  EXPECT_EQ(again.code(), ErrorCode::kFailedPrecondition) << again.message();
+  EXPECT_EQ(Read(path), "{\"state\": \"failed\"}\n");
+}
+
+TEST(DiskSpace, ASpareTooSmallIsRefusedAndKeptWhenBigEnough) {
+  TempDir dir;
+  const std::string path = dir.path() + "/f", spare = path + ".spare";
+  ASSERT_TRUE(KeepSpareFile(spare, 10).ok());
+  const auto size = fs::file_size(spare);
+  Status big = WriteFileFromSpare(spare, path, std::string(size + 1, 'x'));
+  EXPECT_EQ(big.code(), ErrorCode::kFailedPrecondition) << big.message();
+  EXPECT_FALSE(fs::exists(path));
+  // Already big enough: left as it is (no rewrite at every save).
+  const auto written_at = fs::last_write_time(spare);
+  ASSERT_TRUE(KeepSpareFile(spare, size).ok());
+  EXPECT_EQ(fs::last_write_time(spare), written_at);
+  // Asked for more: grown, with room to spare.
+  ASSERT_TRUE(KeepSpareFile(spare, size + 1).ok());
+  EXPECT_GE(fs::file_size(spare), 2 * (size + 1));
+}
+
+TEST(DiskSpace, FreeBytesReadsTheFilesystem) {
+  TempDir dir;
+  std::optional<uint64_t> free = FreeBytes(dir.path());
+  ASSERT_TRUE(free.has_value());
+  EXPECT_EQ(*free, fs::space(dir.path()).available);
+  EXPECT_FALSE(FreeBytes(dir.path() + "/missing").has_value());
+}
+
+}  // namespace
+}  // namespace gpuctl::sys
