@@ -1,6 +1,7 @@
 #include "common/utf8.h"
 
 #include <cstdint>
+#include <cstdio>
 
 namespace gpuctl {
 namespace {
@@ -45,6 +46,17 @@ size_t SequenceLength(std::string_view text, size_t i, size_t& bad) {
 
 }  // namespace
 
+Utf8Sequence DecodeUtf8At(std::string_view text, size_t at) {
+  size_t bad = 0;
+  size_t len = SequenceLength(text, at, bad);
+  if (len == 0) return {};
+  // The lead byte keeps 7, 5, 4 or 3 payload bits; each continuation 6.
+  static constexpr uint8_t kLeadMask[] = {0, 0x7F, 0x1F, 0x0F, 0x07};
+  char32_t cp = static_cast<uint8_t>(text[at]) & kLeadMask[len];
+  for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<uint8_t>(text[at + k]) & 0x3F);
+  return {len, cp};
+}
+
 bool IsValidUtf8(std::string_view text) {
   size_t i = 0;
   while (i < text.size()) {
@@ -81,5 +93,69 @@ std::string SanitizeUtf8(std::string_view text) {
   }
   return out;
 }
+
+namespace {
+
+// Characters that change how text is laid out or read, though they are
+// not C0/C1 controls: reordering (bidi) and line breaks outside ASCII.
+bool IsFormatControl(char32_t cp) {
+  return cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
+         (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 || cp == 0x2029;
+}
+
+void AppendByteEscape(std::string& out, uint8_t byte) {
+  switch (byte) {
+    case '\n': out += "\\n"; return;
+    case '\r': out += "\\r"; return;
+    case '\t': out += "\\t"; return;
+    default: break;
+  }
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "\\x%02x", byte);
+  out += buf;
+}
+
+void AppendCodePointEscape(std::string& out, char32_t cp) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
+  out += buf;
+}
+
+std::string Escape(std::string_view text, bool keep_line_feeds) {
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  while (i < text.size()) {
+    uint8_t byte = static_cast<uint8_t>(text[i]);
+    if (byte < 0x80) {
+      bool control = byte < 0x20 || byte == 0x7F;
+      if (control && !(keep_line_feeds && byte == '\n')) AppendByteEscape(out, byte);
+      else out += static_cast<char>(byte);
+      ++i;
+      continue;
+    }
+    Utf8Sequence seq = DecodeUtf8At(text, i);
+    if (seq.length == 0) {
+      // One byte at a time: the bytes after an ill-formed lead are looked
+      // at afresh, so a truncated sequence shows each of its bytes.
+      AppendByteEscape(out, byte);
+      ++i;
+      continue;
+    }
+    if ((seq.code_point >= 0x80 && seq.code_point <= 0x9F) || IsFormatControl(seq.code_point)) {
+      AppendCodePointEscape(out, seq.code_point);
+    } else {
+      out.append(text.substr(i, seq.length));
+    }
+    i += seq.length;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string EscapeForTerminal(std::string_view text) { return Escape(text, false); }
+
+std::string EscapeForTerminalKeepingLines(std::string_view text) { return Escape(text, true); }
 
 }  // namespace gpuctl

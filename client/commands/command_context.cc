@@ -4,6 +4,7 @@
 
 #include "client/agent_address.h"
 #include "client/node/node_connect.h"
+#include "common/utf8.h"
 
 namespace gpuctl::client {
 
@@ -41,7 +42,9 @@ Result<std::unique_ptr<AgentClient>> CommandContext::ConnectAgent() const {
 }
 
 void CommandContext::Fail(const Status& status) {
-  console.err << "gpuctl: " << status.message() << "\n";
+  // A message may quote the agent, a node or a job (a state reason, an SSH
+  // banner): its lines are kept, anything a terminal would act on is escaped.
+  console.err << "gpuctl: " << EscapeForTerminalKeepingLines(status.message()) << "\n";
   exit_code = ExitCodeFor(status);
 }
 

@@ -24,7 +24,8 @@ struct CommandContext {
 
   // The agent named by --agent / $GPUCTL_AGENT / the default socket.
   Result<std::unique_ptr<AgentClient>> ConnectAgent() const;
-  // Prints "gpuctl: <message>" and records the exit code the error implies.
+  // Prints "gpuctl: <message>" (escaped for the terminal, line breaks kept)
+  // and records the exit code the error implies.
   void Fail(const Status& status);
 };
 

@@ -10,6 +10,7 @@
 #include "client/node/node_ssh.h"
 #include "client/ssh/ssh_session.h"
 #include "common/json_text.h"
+#include "common/utf8.h"
 
 namespace gpuctl::client {
 namespace {
@@ -50,10 +51,13 @@ void RunBootstrap(CommandContext& ctx, const NodeBootstrapFlags& flags) {
                                       {"replaced_build", booted->replaced_build}}, -1)
                     << "\n";
   } else {
-    ctx.console.out << "node " << node->name << ": gpuctld build " << booted->build
+    // The builds are what the node's gpuctld said it is.
+    ctx.console.out << "node " << node->name << ": gpuctld build " << EscapeForTerminal(booted->build)
                     << (booted->changed ? " started" : " already running") << " (pid " << booted->pid << ", "
                     << layout->socket << ")"
-                    << (booted->replaced_build.empty() ? "" : "; replaced build " + booted->replaced_build) << "\n";
+                    << (booted->replaced_build.empty() ? ""
+                                                       : "; replaced build " + EscapeForTerminal(booted->replaced_build))
+                    << "\n";
   }
 }
 

@@ -10,6 +10,7 @@
 #include "client/job_name.h"
 #include "client/multinode/multinode_commands.h"
 #include "common/json_text.h"
+#include "common/utf8.h"
 
 namespace gpuctl::client {
 namespace {
@@ -24,8 +25,8 @@ void RunRemove(CommandContext& ctx, const std::string& name) {
   if (ctx.global.format() == OutputFormat::kJson) {
     ctx.console.out << DumpJson({{"removed", removed->name()}, {"run_id", removed->run_id()}}) << "\n";
   } else {
-    ctx.console.out << "removed job " << removed->name()
-                    << (removed->run_id().empty() ? "" : " (run " + removed->run_id() + ")")
+    ctx.console.out << "removed job " << EscapeForTerminal(removed->name())
+                    << (removed->run_id().empty() ? "" : " (run " + EscapeForTerminal(removed->run_id()) + ")")
                     << ": its record and logs are gone\n";
   }
 }

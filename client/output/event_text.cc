@@ -4,18 +4,22 @@
 
 #include <cstdio>
 
+#include "common/utf8.h"
+
 namespace gpuctl::client {
 namespace {
 
 // Wide enough for the kinds known today (events_dropped), so columns line up.
 constexpr int kKindWidth = 14;
 
+// Line breaks and tabs read as spaces; everything else a terminal would act
+// on (ESC, the 8-bit CSI, U+202E) is shown escaped.
 std::string OneLine(const std::string& text) {
   std::string out = text;
   for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   }
-  return out;
+  return EscapeForTerminal(out);
 }
 
 }  // namespace

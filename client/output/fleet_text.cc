@@ -5,6 +5,7 @@
 
 #include "client/output/job_text.h"
 #include "client/output/table.h"
+#include "common/utf8.h"
 #include "common/units.h"
 
 namespace gpuctl::client {
@@ -31,7 +32,9 @@ bool AddErrorRow(Table& table, const NodeRow<Answer>& row) {
 
 }  // namespace
 
-std::string FirstLine(const std::string& message) { return message.substr(0, message.find('\n')); }
+std::string FirstLine(const std::string& message) {
+  return EscapeForTerminal(std::string_view(message).substr(0, message.find('\n')));
+}
 
 std::string HostMemoryText(const v1::HostHealth& host) { return FormatBytes(host.mem_available_bytes()); }
 

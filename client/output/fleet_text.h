@@ -33,7 +33,9 @@ std::string FleetJobsToText(const std::vector<NodeRow<v1::ListJobsResponse>>& ro
 std::string FleetJobToText(const std::vector<NodeRow<v1::Job>>& rows, int64_t now_unix_ms);
 // NODE OS KERNEL CPUS MEMORY GPUS DRIVER CUDA PYTHON.
 std::string FleetProbeToText(const std::vector<NodeRow<v1::HostProbe>>& rows);
-// The first line of an error, for a table cell.
+// The first line of an error, for a table cell or a line of its own: escaped
+// for the terminal (EscapeForTerminal), since a node's error may quote
+// anything the node said.
 std::string FirstLine(const std::string& message);
 
 }  // namespace gpuctl::client

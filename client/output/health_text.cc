@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "client/output/table.h"
+#include "common/utf8.h"
 #include "common/units.h"
 
 namespace gpuctl::client {
@@ -21,7 +22,9 @@ std::string GpuMemory(const v1::Gpu& g) {
 }
 
 std::string HostLine(const v1::HostHealth& h) {
-  std::string line = h.hostname() + "  " + h.os_release() + "  kernel " + h.kernel() + "  " +
+  // Host name, OS and kernel strings are read from files a container can write.
+  std::string line = EscapeForTerminal(h.hostname()) + "  " + EscapeForTerminal(h.os_release()) + "  kernel " +
+                     EscapeForTerminal(h.kernel()) + "  " +
                      std::to_string(h.cpus()) + " cpus  load " + Fixed(h.load1(), 2) + "  mem " +
                      FormatBytes(h.mem_available_bytes()) + " free of " + FormatBytes(h.mem_total_bytes());
   if (h.swap_total_bytes() > 0) line += "  swap " + FormatBytes(h.swap_free_bytes()) + " free";
@@ -43,7 +46,7 @@ std::string HostLine(const v1::HostHealth& h) {
 std::string HealthToText(const v1::HealthSnapshot& s) {
   std::string out = HostLine(s.host());
   if (s.gpus_size() == 0) {
-    out += "no GPUs" + (s.gpu_error().empty() ? std::string() : ": " + s.gpu_error()) + "\n";
+    out += "no GPUs" + (s.gpu_error().empty() ? std::string() : ": " + EscapeForTerminal(s.gpu_error())) + "\n";
     return out;
   }
   Table table({"GPU", "NAME", "MEMORY", "UTIL", "TEMP", "POWER", "PROCS", "CLOCK EVENTS"});
@@ -58,7 +61,7 @@ std::string HealthToText(const v1::HealthSnapshot& s) {
                   std::to_string(g.processes_size()), reasons.empty() ? "-" : reasons});
   }
   out += table.Render();
-  if (!s.gpu_error().empty()) out += "warning: " + s.gpu_error() + "\n";
+  if (!s.gpu_error().empty()) out += "warning: " + EscapeForTerminal(s.gpu_error()) + "\n";
   return out;
 }
 

@@ -142,6 +142,7 @@ json JobToJson(const v1::Job& job, int64_t now_unix_ms) {
       {"log_path", job.log_path()},
       {"metrics", MetricsJson(job.metrics())},
       {"events", events},
+      {"events_dropped", job.events_dropped()},
       {"attempt", spec.attempt()},
       {"on_oom", on_oom},
       {"attempts", attempts},

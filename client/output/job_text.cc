@@ -6,6 +6,7 @@
 
 #include "client/output/job_state.h"
 #include "client/output/table.h"
+#include "common/utf8.h"
 #include "common/units.h"
 
 namespace gpuctl::client {
@@ -45,10 +46,15 @@ std::string QuotedCommand(const v1::JobSpec& spec) {
   return out;
 }
 
-// The first line of a message, at most 160 characters.
+// The first line of a message, at most 160 bytes, cut where a character
+// starts (the line is escaped for the terminal after).
 std::string OneLine(const std::string& message) {
   std::string line = message.substr(0, message.find('\n'));
-  if (line.size() > 160) line = line.substr(0, 157) + "...";
+  if (line.size() > 160) {
+    size_t cut = 157;
+    while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
+    line = line.substr(0, cut) + "...";
+  }
   return line;
 }
 
@@ -116,7 +122,9 @@ std::string JobEventToText(const v1::JobEvent& e) {
   std::string joined;
   for (const std::string& d : details) joined += (joined.empty() ? "" : ", ") + d;
   if (with_message && !e.message().empty()) joined += (joined.empty() ? "" : ": ") + OneLine(e.message());
-  return joined.empty() ? line : line + ": " + joined;
+  // Kind, message, exception type, signal name and NCCL code all come from
+  // the job's output.
+  return EscapeForTerminal(joined.empty() ? line : line + ": " + joined);
 }
 
 namespace {
@@ -142,8 +150,9 @@ std::string JobToText(const v1::Job& job, int64_t now_unix_ms) {
   const v1::JobSpec& spec = job.spec();
   const v1::JobMetrics& m = job.metrics();
   std::string out;
+  // Values hold text from outside (a reason, a path, a command's words).
   auto field = [&](const std::string& label, const std::string& value) {
-    out += label + ":" + std::string(label.size() < 11 ? 11 - label.size() : 1, ' ') + value + "\n";
+    out += label + ":" + std::string(label.size() < 11 ? 11 - label.size() : 1, ' ') + EscapeForTerminal(value) + "\n";
   };
   field("job", spec.name());
   field("kind", JobKind(spec));
@@ -200,13 +209,16 @@ std::string JobToText(const v1::Job& job, int64_t now_unix_ms) {
       std::string changes;
       for (const std::string& c : a.changes()) changes += (changes.empty() ? "" : ", ") + c;
       if (!changes.empty()) line += "; then " + changes;
-      out += line + "\n";
+      out += EscapeForTerminal(line) + "\n";
     }
-    out += "  #" + std::to_string(spec.attempt()) + " run " + job.run_id() + ": " + JobStateName(job.state()) +
-           " (this run)\n";
+    out += "  #" + std::to_string(spec.attempt()) + " run " + EscapeForTerminal(job.run_id()) + ": " +
+           JobStateName(job.state()) + " (this run)\n";
   }
   field("log", FormatBytes(job.log_bytes()) + (job.log_path().empty() ? "" : " in " + job.log_path()));
-  field("events", std::to_string(job.events_size()));
+  field("events", std::to_string(job.events_size()) +
+                     (job.events_dropped() > 0 ? " (and " + std::to_string(job.events_dropped()) +
+                                                     " older ones that decide nothing, dropped)"
+                                               : ""));
   for (const v1::JobEvent& e : job.events()) out += "  " + JobEventToText(e) + "\n";
   return out;
 }
@@ -233,23 +245,23 @@ std::string JobListToText(const v1::ListJobsResponse& list, int64_t now_unix_ms)
   for (const v1::Job& job : list.jobs()) {
     table.AddRow(JobListRow(job, now_unix_ms));
     if (job.state() == v1::JOB_STATE_QUEUED) {
-      waiting += "  #" + std::to_string(job.queue_position()) + " " + job.spec().name() + " waits for " +
-                 OrDash(job.waiting_for()) + "\n";
+      waiting += "  #" + std::to_string(job.queue_position()) + " " +
+                 EscapeForTerminal(job.spec().name() + " waits for " + OrDash(job.waiting_for())) + "\n";
     }
   }
   return table.Render() + (waiting.empty() ? "" : "queued:\n" + waiting);
 }
 
 std::string JobStartedText(const v1::Job& job, const std::string& agent_flag) {
-  const std::string& name = job.spec().name();
+  const std::string name = EscapeForTerminal(job.spec().name());
   std::string gpuctl = "gpuctl " + agent_flag;
   if (job.state() == v1::JOB_STATE_QUEUED) {
     return "queued job " + name + " (#" + std::to_string(job.queue_position()) + "): waiting for " +
-           OrDash(job.waiting_for()) + "\n" + "see the queue: " + gpuctl + "train list\n" +
+           EscapeForTerminal(OrDash(job.waiting_for())) + "\n" + "see the queue: " + gpuctl + "train list\n" +
            "cancel it:      " + gpuctl + "train stop " + name + "\n";
   }
   return "started job " + name + " (pid " + std::to_string(job.pid()) + ", tmux session " +
-         OrDash(job.tmux_session()) + ")\n" +
+         EscapeForTerminal(OrDash(job.tmux_session())) + ")\n" +
          "follow its log: " + gpuctl + "train logs -f " + name + "\n" +
          "see its state:  " + gpuctl + "train status " + name + "\n" +
          "stop it:        " + gpuctl + "train stop " + name + "\n";
@@ -259,7 +271,7 @@ std::string JobStoppedText(const v1::Job& job, int64_t now_unix_ms) {
   std::string out = "job " + job.spec().name() + ": " + JobStateSummary(job);
   if (job.started_unix_ms() > 0) out += " after " + FormatDuration(JobRuntime(job, now_unix_ms));
   if (!job.state_reason().empty()) out += " (" + job.state_reason() + ")";
-  return out + "\n";
+  return EscapeForTerminal(out) + "\n";
 }
 
 }  // namespace gpuctl::client

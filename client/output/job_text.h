@@ -1,5 +1,7 @@
 // The human forms of training jobs: one job in detail, a table of jobs, an
 // event on one line, and the lines `train start` and `train stop` print.
+// Every string from the agent (a reason, a path, an event's message) is shown
+// through EscapeForTerminal: a job's output cannot drive the terminal.
 #pragma once
 
 #include <cstdint>

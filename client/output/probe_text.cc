@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "common/utf8.h"
 #include "common/units.h"
 
 namespace gpuctl::client {
@@ -9,8 +10,9 @@ namespace {
 
 std::string OrUnknown(const std::string& value) { return value.empty() ? "unknown" : value; }
 
+// `text` holds what the host said (versions, names, paths): escaped.
 void Line(std::ostringstream& out, const char* label, const std::string& text) {
-  out << label << std::string(10 - std::string(label).size(), ' ') << text << "\n";
+  out << label << std::string(10 - std::string(label).size(), ' ') << EscapeForTerminal(text) << "\n";
 }
 
 std::string Gpu(const v1::PciGpu& g) {
@@ -65,7 +67,7 @@ std::string ProbeToText(const v1::HostProbe& p) {
   Line(out, "python", OrUnknown(p.python_version()) + ", uv " + uv);
   for (const v1::PythonVenv& v : p.venvs()) Line(out, "venv", Venv(v));
   if (!p.notes().empty()) out << "notes\n";
-  for (const std::string& note : p.notes()) out << "  - " << note << "\n";
+  for (const std::string& note : p.notes()) out << "  - " << EscapeForTerminal(note) << "\n";
   return out.str();
 }
 

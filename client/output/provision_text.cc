@@ -2,6 +2,7 @@
 
 #include "client/output/provision_output.h"
 #include "client/output/table.h"
+#include "common/utf8.h"
 
 namespace gpuctl::client {
 namespace {
@@ -34,9 +35,13 @@ std::string Seconds(int64_t ms) {
   return out.str();
 }
 
+// Each line of `text` (a note, a message, a command's output) escaped.
 void Indented(std::ostringstream& out, const std::string& text, const std::string& indent) {
   std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) out << indent << line << "\n";
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // a CRLF line end
+    out << indent << EscapeForTerminal(line) << "\n";
+  }
 }
 
 }  // namespace
@@ -56,11 +61,11 @@ std::string StepEventToText(const v1::StepEvent& step) {
   std::ostringstream out;
   std::string phase = StepPhaseText(step.phase());
   if (step.phase() == v1::STEP_PHASE_FAILED && step.failure().refused()) phase = "refused";
-  std::string head = step.step();
+  std::string head = EscapeForTerminal(step.step());
   head.resize(std::max<size_t>(head.size(), 12), ' ');
   phase.resize(std::max<size_t>(phase.size(), 8), ' ');
   std::string detail = step.phase() == v1::STEP_PHASE_FAILED ? std::string() : step.detail();
-  std::string first_line = detail.substr(0, detail.find('\n'));
+  std::string first_line = EscapeForTerminal(std::string_view(detail).substr(0, detail.find('\n')));
   out << head << phase << first_line;
   if (step.phase() == v1::STEP_PHASE_DONE || step.phase() == v1::STEP_PHASE_SKIPPED ||
       step.phase() == v1::STEP_PHASE_FAILED) {
@@ -68,13 +73,13 @@ std::string StepEventToText(const v1::StepEvent& step) {
   }
   out << "\n";
   const std::string indent(12, ' ');
-  for (const auto& command : step.commands()) out << indent << "$ " << CommandText(command) << "\n";
+  for (const auto& command : step.commands()) out << indent << "$ " << EscapeForTerminal(CommandText(command)) << "\n";
   for (const auto& note : step.notes()) Indented(out, note, indent + "note: ");
   if (step.phase() == v1::STEP_PHASE_FAILED) {
     const v1::StepFailure& failure = step.failure();
     Indented(out, failure.message(), indent);
     if (failure.command().argv_size() > 0) {
-      out << indent << "command: " << CommandText(failure.command()) << "\n";
+      out << indent << "command: " << EscapeForTerminal(CommandText(failure.command())) << "\n";
       out << indent << "exit status: " << failure.exit_code();
       if (failure.term_signal() != 0) out << " (signal " << failure.term_signal() << ")";
       out << "\n";
@@ -95,7 +100,11 @@ std::string ProvisionSummaryToText(const v1::ProvisionSummary& summary) {
     if (step.phase() == v1::STEP_PHASE_SKIPPED) result = summary.dry_run() ? "already done" : "skipped (done)";
     if (step.step() == summary.failed_step() && summary.refused()) result = "refused";
     std::string detail = step.detail().substr(0, step.detail().find('\n'));
-    if (detail.size() > 100) detail = detail.substr(0, 97) + "...";
+    if (detail.size() > 100) {
+      size_t cut = 97;  // where a character starts
+      while (cut > 0 && (static_cast<unsigned char>(detail[cut]) & 0xC0) == 0x80) --cut;
+      detail = detail.substr(0, cut) + "...";
+    }
     table.AddRow({step.step(), result, step.elapsed_ms() > 0 ? Seconds(step.elapsed_ms()) : "-", detail});
   }
   std::ostringstream out;
@@ -104,8 +113,9 @@ std::string ProvisionSummaryToText(const v1::ProvisionSummary& summary) {
     out << (summary.dry_run() ? "dry run: nothing was changed" : "provisioned") << " in "
         << Seconds(summary.elapsed_ms()) << "\n";
   } else {
-    out << "stopped at " << summary.failed_step() << (summary.refused() ? " (refused)" : " (failed)")
-        << "; fix the cause and rerun: finished steps are skipped. Progress: " << summary.state_file() << "\n";
+    out << "stopped at " << EscapeForTerminal(summary.failed_step()) << (summary.refused() ? " (refused)" : " (failed)")
+        << "; fix the cause and rerun: finished steps are skipped. Progress: "
+        << EscapeForTerminal(summary.state_file()) << "\n";
   }
   if (summary.reboot_required()) out << "reboot needed to load the new NVIDIA kernel module\n";
   return out.str();

@@ -1,4 +1,8 @@
 // A plain text table: a header row and left-aligned columns, two spaces apart.
+// Cells often hold text from outside (job names, state reasons, GPU names,
+// a node's error): Render() escapes every cell with EscapeForTerminal, so a
+// control character can neither drive the terminal nor break a row, and
+// widths are measured on what is shown.
 #pragma once
 
 #include <string>

@@ -23,8 +23,15 @@ std::string GpuMemory(const v1::Job& job) {
 std::string JobsTable(const std::vector<TopNode>& nodes, int64_t now) {
   Table table({"NODE", "JOB", "STATE", "STEP", "LOSS", "THROUGHPUT", "GPU MEM", "LAST EVENT"});
   size_t jobs = 0;
+  std::string unread;  // nodes whose jobs could not be read: never "no jobs"
   for (const TopNode& node : nodes) {
-    if (!node.jobs) continue;
+    if (!node.jobs) {
+      // The error may quote the node: its first line, escaped (FirstLine).
+      if (node.reached && !node.error.empty()) {
+        unread += "jobs of " + node.node + " could not be read: " + FirstLine(node.error) + "\n";
+      }
+      continue;
+    }
     for (const v1::Job& job : node.jobs->jobs()) {
       const v1::JobMetrics& m = job.metrics();
       table.AddRow({node.node, job.spec().name(), JobStateSummary(job), m.has_step() ? std::to_string(m.step()) : "-",
@@ -34,7 +41,8 @@ std::string JobsTable(const std::vector<TopNode>& nodes, int64_t now) {
       ++jobs;
     }
   }
-  return jobs == 0 ? "no jobs\n" : table.Render();
+  if (jobs == 0) return unread.empty() ? "no jobs\n" : unread;
+  return table.Render() + unread;
 }
 
 }  // namespace

@@ -6,6 +6,9 @@
 # 2. A non-loopback address without TLS refuses to start; with the --tls-*
 #    files (a CA made here) the agent, in a network namespace made here,
 #    serves HTTPS to a client with a certificate and refuses one without.
+# In both, idle connections (8, then 32, held open by an unprivileged user and
+# reopened as the agent drops them; for HTTPS they never send a ClientHello)
+# neither delay a scrape past 3 s nor stay open long: the agent drops them.
 # Exit 77 to skip (no promtool; part 2 also needs root and ip netns).
 set -euo pipefail
 test_name=metrics
@@ -18,10 +21,12 @@ command -v promtool >/dev/null || skip "no promtool (apt-get install prometheus)
 command -v curl >/dev/null || skip "no curl"
 work=$(mktemp -d /tmp/gpuctl-metrics.XXXXXX)
 agent_pid=
+holder_pid=
 ns=
 cleanup() {
   local status=$?
   set +e   # a trap: clean up everything that can be, whatever fails
+  [[ -n $holder_pid ]] && kill "$holder_pid" 2>/dev/null && wait "$holder_pid" 2>/dev/null
   [[ -n $agent_pid ]] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
   if [[ -n $ns ]]; then
     ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
@@ -35,6 +40,7 @@ trap cleanup EXIT
 
 gpuctl() { "$build/client/gpuctl" --agent "unix:$work/agent.sock" "$@"; }
 start_agent() {  # start_agent EXTRA_FLAGS...: waits for the metrics line in the log
+  : >"$work/agent.log"
   FAKE_NVML_SCENARIO=two_gpus "$build/daemon/gpuctld" --listen "unix:$work/agent.sock" --state-dir "$work/state" \
     --guard off --no-lock-memory --tmux-socket "gpuctl-metrics-$$" \
     --nvml-library "$build/tests/fake_nvml/libnvidia-ml.so.1" "$@" >"$work/agent.log" 2>&1 &
@@ -45,6 +51,37 @@ start_agent() {  # start_agent EXTRA_FLAGS...: waits for the metrics line in the
     sleep 0.1
   done
   fail "no metrics line: $(cat "$work/agent.log")"
+}
+# idle_check LABEL HOST PORT N CURL_ARGS...: with N idle connections held open
+# to HOST:PORT (as nobody where we are root), four scrapes each succeed within
+# 3 s, and the agent has dropped at least N idle connections meanwhile.
+idle_check() {
+  local label=$1 host=$2 port=$3 n=$4 out=$work/idle-$1-$4.txt i t0 took=() line dropped lifetime
+  shift 4
+  local holder=(python3 - "$host" "$port" "$n")
+  [[ $EUID == 0 ]] && holder=(setpriv --reuid=65534 --regid=65534 --clear-groups env PATH=/usr/bin:/bin "${holder[@]}")
+  : >"$out"
+  "${holder[@]}" <"$src/tests/metrics/idle_connections.py" >>"$out" 2>&1 &
+  holder_pid=$!
+  for _ in $(seq 50); do
+    grep -q '^ready' "$out" && break
+    kill -0 "$holder_pid" 2>/dev/null || fail "$label: the idle-connection holder exited: $(cat "$out")"
+    sleep 0.1
+  done
+  grep -q '^ready' "$out" || fail "$label: cannot open $n idle connections: $(cat "$out")"
+  for i in 1 2 3 4; do
+    t0=$EPOCHREALTIME
+    curl -sf --max-time 3 "$@" >"$work/idle-scrape.txt" ||
+      fail "$label: scrape $i of 4 failed or took over 3 s with $n idle connections open (scrapes so far: ${took[*]} s)"
+    grep -q '^gpuctl_host_memory_total_bytes ' "$work/idle-scrape.txt" || fail "$label: scrape $i has no host memory"
+    took+=("$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.2f", b - a}')")
+    sleep 0.5
+  done
+  kill "$holder_pid"; wait "$holder_pid" 2>/dev/null || true; holder_pid=
+  line=$(grep '^dropped ' "$out") || fail "$label: no summary from the holder: $(cat "$out")"
+  read -r _ dropped _ lifetime <<<"$line"
+  ((dropped >= n)) || fail "$label: the agent dropped only $dropped of $n idle connections in ${#took[@]} scrapes' time"
+  say "$label: $n idle connections: scrapes took ${took[*]} s; $dropped idle ones dropped, after at most $lifetime s"
 }
 metric() {  # metric FILE 'NAME{LABELS}' -> its value
   awk -v key="$2" '$1 == key {print $2}' "$1"
@@ -99,6 +136,9 @@ assert samples["gpuctl_agent_threads"] >= 4, samples
 assert 'gpuctl_guard_reaction_seconds_bucket{le="+Inf"}' in samples, "no reaction histogram"
 PY
 say "loopback /metrics passes promtool and matches -o json"
+port=${url##*:}; port=${port%/metrics}
+idle_check http 127.0.0.1 "$port" 8 "$url"
+idle_check http 127.0.0.1 "$port" 32 "$url"
 kill "$agent_pid"; wait "$agent_pid" 2>/dev/null || true; agent_pid=
 
 # 2. Other addresses: TLS or nothing.
@@ -141,6 +181,9 @@ grep -q "metrics at https://10.214.0.2:9400/metrics" "$work/agent.log" || fail "
 curl -sf --cacert "$pki/ca.pem" --cert "$pki/client.pem" --key "$pki/client.key" \
   https://10.214.0.2:9400/metrics >"$work/tls.txt" || fail "a client with a certificate could not scrape"
 grep -q '^gpuctl_host_memory_total_bytes ' "$work/tls.txt" || fail "no host memory over TLS"
+tls_scrape=(--cacert "$pki/ca.pem" --cert "$pki/client.pem" --key "$pki/client.key" https://10.214.0.2:9400/metrics)
+idle_check https 10.214.0.2 9400 8 "${tls_scrape[@]}"
+idle_check https 10.214.0.2 9400 32 "${tls_scrape[@]}"
 if curl -sf --cacert "$pki/ca.pem" https://10.214.0.2:9400/metrics >/dev/null 2>&1; then
   fail "a client without a certificate was served"
 fi
