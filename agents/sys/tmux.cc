@@ -1,6 +1,7 @@
 // tmux through the CommandRunner: every call is one `tmux` process with an
 // argv vector. What tmux prints on stderr is the only way to tell "no such
-// session" from real failures, so those few messages are matched here.
+// session" from real failures, so those few messages are matched
+// (tmux_text.cc).
 #include "agents/sys/tmux.h"
 
 #include <sys/stat.h>
@@ -8,11 +9,13 @@
 #include <algorithm>
 #include <charconv>
 #include <string_view>
+#include <thread>
 #include <utility>
 
 #include <spdlog/spdlog.h>
 
 #include "agents/sys/command_runner.h"
+#include "agents/sys/tmux_text.h"
 
 namespace gpuctl::sys {
 namespace {
@@ -39,34 +42,10 @@ std::string Trim(std::string_view text) {
   return std::string(text);
 }
 
-// How a failed tmux command ended.
-enum class Failure {
-  kNoServer,         // nothing listens on the socket: no sessions at all
-  kNoSuchSession,    // the server runs, the session does not
-  kDuplicate,        // new-session with a taken name
-  kOther,
-};
-
-Failure Classify(std::string_view err) {
-  // No socket file, or a stale one left by a server that died, or a server
-  // in the middle of exiting.
-  if (err.find("no server running") != std::string_view::npos) return Failure::kNoServer;
-  if (err.find("server exited unexpectedly") != std::string_view::npos) return Failure::kNoServer;
-  if (err.find("error connecting to") != std::string_view::npos &&
-      (err.find("No such file or directory") != std::string_view::npos ||
-       err.find("Connection refused") != std::string_view::npos)) {
-    return Failure::kNoServer;
-  }
-  // "can't find session: x" (and "can't find window: x" from list-panes -s).
-  if (err.find("can't find ") != std::string_view::npos) return Failure::kNoSuchSession;
-  if (err.find("duplicate session") != std::string_view::npos) return Failure::kDuplicate;
-  return Failure::kOther;
-}
-
 class TmuxClient : public Tmux {
  public:
-  TmuxClient(CommandRunner& runner, std::string socket_name)
-      : runner_(runner), socket_(std::move(socket_name)) {}
+  TmuxClient(CommandRunner& runner, std::string socket_name, TmuxStartRetry retry)
+      : runner_(runner), socket_(std::move(socket_name)), retry_(retry) {}
 
   Status NewSession(const TmuxSessionSpec& spec) override;
   bool HasSession(const std::string& session) override;
@@ -81,9 +60,15 @@ class TmuxClient : public Tmux {
   // remain-on-exit, hooks) would change how jobs run.
   Result<CommandOutput> Run(std::vector<std::string> args);
   Status Failed(const std::string& what, const CommandOutput& out) const;
+  // Runs the new-session command `args`, trying again while the server is
+  // exiting (see Tmux::NewSession).
+  Status Start(const TmuxSessionSpec& spec, const std::vector<std::string>& args);
+  // Whether the existing `spec.session` holds every entry of spec.env.
+  bool StartedBy(const TmuxSessionSpec& spec);
 
   CommandRunner& runner_;
   std::string socket_;
+  TmuxStartRetry retry_;
 };
 
 Result<CommandOutput> TmuxClient::Run(std::vector<std::string> args) {
@@ -123,35 +108,77 @@ Status TmuxClient::NewSession(const TmuxSessionSpec& spec) {
     }
   }
 
-  std::vector<std::string> args = {"new-session", "-d", "-s", TmuxNativeSessionName(spec.session)};
+  // One tmux invocation, two commands (";" ends the first): the server, a
+  // fresh one or one that runs, is told first to outlive its last session,
+  // so no start ever meets it exiting. -q: a tmux older than 2.7 has no
+  // exit-empty, and the start must not fail over it.
+  std::vector<std::string> args = {"set-option", "-s", "-q", "exit-empty", "off", ";",
+                                   "new-session", "-d", "-s", TmuxNativeSessionName(spec.session)};
   if (!spec.cwd.empty()) {
     args.push_back("-c");
-    args.push_back(spec.cwd);
+    args.push_back(TmuxLiteralFormatArgument(spec.cwd));
   }
   for (const auto& [key, value] : spec.env) {
     if (!ValidEnvKey(key)) return InvalidArgument("environment name '" + key + "' is invalid");
     args.push_back("-e");
-    args.push_back(key + "=" + value);
+    args.push_back(TmuxLiteralArgument(key + "=" + value));
   }
   args.push_back("--");
   if (spec.argv.size() == 1) {
     // tmux hands a lone argument to `sh -c` as a command line, so a path
     // with spaces or '$' would be parsed. A constant script that execs its
     // $0 runs it verbatim instead, keeping the pid (exec) and no quoting.
-    args.insert(args.end(), {"/bin/sh", "-c", "exec \"$0\"", spec.argv[0]});
+    args.insert(args.end(), {"/bin/sh", "-c", "exec \"$0\"", TmuxLiteralArgument(spec.argv[0])});
   } else {
     // Two or more arguments: tmux execvp()s them as they are.
-    args.insert(args.end(), spec.argv.begin(), spec.argv.end());
+    for (const auto& arg : spec.argv) args.push_back(TmuxLiteralArgument(arg));
   }
+  return Start(spec, args);
+}
 
-  auto out = Run(std::move(args));
-  if (!out.ok()) return out.status().Wrap("starting tmux session '" + spec.session + "'");
-  if (out->exit_code == 0) return Status::Ok();
-  if (Classify(out->stderr_text) == Failure::kDuplicate) {
-    return Status(ErrorCode::kAlreadyExists,
-                  "tmux session '" + spec.session + "' already exists on socket '" + socket_ + "'");
+Status TmuxClient::Start(const TmuxSessionSpec& spec, const std::vector<std::string>& args) {
+  const int attempts = std::max(1, retry_.attempts);
+  auto pause = retry_.first_pause;
+  for (int attempt = 1;; ++attempt) {
+    auto out = Run(args);
+    if (!out.ok()) return out.status().Wrap("starting tmux session '" + spec.session + "'");
+    if (out->exit_code == 0) return Status::Ok();
+    const TmuxFailure failure = ClassifyTmuxError(out->stderr_text);
+    if (failure == TmuxFailure::kDuplicate) {
+      // On a later try the session may be the one an earlier try started
+      // whose reply was lost (and has-session could not tell).
+      if (attempt > 1 && StartedBy(spec)) return Status::Ok();
+      return Status(ErrorCode::kAlreadyExists,
+                    "tmux session '" + spec.session + "' already exists on socket '" + socket_ + "'");
+    }
+    if (failure != TmuxFailure::kNoServer) return Failed("new-session '" + spec.session + "'", *out);
+
+    // The server was exiting (its last session had just ended) or not yet
+    // listening. A server that exits never ran the command; one that died
+    // while running it may have. Look before trying again: a job must not
+    // start twice.
+    if (HasSession(spec.session)) {
+      if (StartedBy(spec)) return Status::Ok();
+      return Status(ErrorCode::kAlreadyExists, "tmux session '" + spec.session + "' on socket '" + socket_ +
+                                                   "' was created by someone else while this start was retried");
+    }
+    if (attempt >= attempts) {
+      return Unavailable(Failed("new-session '" + spec.session + "'", *out).message() + " (" +
+                         std::to_string(attempts) + " tries, the tmux server kept exiting)");
+    }
+    spdlog::info("tmux server on socket '{}' was exiting or not listening ({}); starting session '{}' again in {} ms",
+                 socket_, Trim(out->stderr_text), spec.session, pause.count());
+    std::this_thread::sleep_for(pause);
+    pause *= 2;
   }
-  return Failed("new-session '" + spec.session + "'", *out);
+}
+
+bool TmuxClient::StartedBy(const TmuxSessionSpec& spec) {
+  for (const auto& [key, value] : spec.env) {
+    auto got = SessionEnvironment(spec.session, key);
+    if (!got.ok() || *got != value) return false;
+  }
+  return true;
 }
 
 bool TmuxClient::HasSession(const std::string& session) {
@@ -164,7 +191,7 @@ bool TmuxClient::HasSession(const std::string& session) {
     return false;
   }
   if (out->exit_code == 0) return true;
-  if (Classify(out->stderr_text) == Failure::kOther) {
+  if (ClassifyTmuxError(out->stderr_text) == TmuxFailure::kOther) {
     spdlog::warn("{}", Failed("has-session '" + session + "'", *out).ToString());
   }
   return false;
@@ -180,7 +207,7 @@ Result<int64_t> TmuxClient::PanePid(const std::string& session) {
                   "#{pane_pid}"});
   if (!out.ok()) return out.status().Wrap("reading the pane pid of tmux session '" + session + "'");
   if (out->exit_code != 0) {
-    if (Classify(out->stderr_text) != Failure::kOther) {
+    if (ClassifyTmuxError(out->stderr_text) != TmuxFailure::kOther) {
       return NotFound("tmux session '" + session + "' does not exist");
     }
     return Failed("list-panes '" + session + "'", *out);
@@ -200,7 +227,7 @@ Status TmuxClient::KillSession(const std::string& session) {
   if (!ValidSessionName(session)) return InvalidArgument("invalid tmux session name '" + session + "'");
   auto out = Run({"kill-session", "-t", "=" + TmuxNativeSessionName(session)});
   if (!out.ok()) return out.status().Wrap("killing tmux session '" + session + "'");
-  if (out->exit_code == 0 || Classify(out->stderr_text) != Failure::kOther) return Status::Ok();
+  if (out->exit_code == 0 || ClassifyTmuxError(out->stderr_text) != TmuxFailure::kOther) return Status::Ok();
   return Failed("kill-session '" + session + "'", *out);
 }
 
@@ -209,7 +236,7 @@ Result<std::vector<std::string>> TmuxClient::ListSessions() {
   if (!out.ok()) return out.status().Wrap("listing tmux sessions");
   std::vector<std::string> sessions;
   if (out->exit_code != 0) {
-    if (Classify(out->stderr_text) != Failure::kOther) return sessions;  // no server: no sessions
+    if (ClassifyTmuxError(out->stderr_text) != TmuxFailure::kOther) return sessions;  // no server: no sessions
     return Failed("list-sessions", *out);
   }
   std::string_view text = out->stdout_text;
@@ -249,8 +276,8 @@ std::string TmuxNativeSessionName(std::string_view session) {
   return name;
 }
 
-std::unique_ptr<Tmux> MakeTmux(CommandRunner& runner, std::string socket_name) {
-  return std::make_unique<TmuxClient>(runner, std::move(socket_name));
+std::unique_ptr<Tmux> MakeTmux(CommandRunner& runner, std::string socket_name, TmuxStartRetry retry) {
+  return std::make_unique<TmuxClient>(runner, std::move(socket_name), retry);
 }
 
 }  // namespace gpuctl::sys

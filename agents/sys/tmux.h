@@ -5,6 +5,7 @@
 // change how jobs run.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -28,10 +29,19 @@ struct TmuxSessionSpec {
 class Tmux {
  public:
   virtual ~Tmux() = default;
-  // Starts a detached session running argv. Errors: kAlreadyExists when the
-  // session exists; kNotFound when tmux is not installed or cwd is not a
+  // Starts a detached session running argv, every argument, env value and
+  // cwd reaching it verbatim. The server is told to outlive its last session
+  // (exit-empty off): a server exits when its last session ends, and a start
+  // that connects just then fails. A start that still meets an exiting (or
+  // not yet listening) server is tried again, up to TmuxStartRetry::attempts
+  // times; before each new try it checks that the session does not exist,
+  // and one that does and holds every entry of spec.env (the launcher's
+  // GPUCTL_RUN_ID) is this call's start, whose reply was lost: Ok, never a
+  // second start. Errors: kAlreadyExists when the session exists (and is not
+  // this call's); kNotFound when tmux is not installed or cwd is not a
   // directory; kInvalidArgument for a bad name, empty argv, relative cwd or
-  // bad env name; kInternal with tmux's stderr otherwise.
+  // bad env name; kUnavailable when the server kept exiting through every
+  // try; kInternal with tmux's stderr otherwise (not retried).
   virtual Status NewSession(const TmuxSessionSpec& spec) = 0;
   // Exact name match. No server running means no session. False too when
   // tmux cannot be asked (logged as a warning).
@@ -59,7 +69,16 @@ class Tmux {
 // no two names meet).
 std::string TmuxNativeSessionName(std::string_view session);
 
+// How NewSession rides out a tmux server that is exiting. An exit takes
+// milliseconds; the pauses (25+50+100+200 ms) outlast it even on a loaded
+// host and still keep a start, and shutdown, well under a second.
+struct TmuxStartRetry {
+  int attempts = 5;                            // new-session runs at most this often
+  std::chrono::milliseconds first_pause{25};   // before the second try; doubled after each
+};
+
 // tmux through `runner`, on server socket `socket_name`.
-std::unique_ptr<Tmux> MakeTmux(CommandRunner& runner, std::string socket_name = "gpuctl");
+std::unique_ptr<Tmux> MakeTmux(CommandRunner& runner, std::string socket_name = "gpuctl",
+                               TmuxStartRetry retry = {});
 
 }  // namespace gpuctl::sys

@@ -16,6 +16,7 @@
 #include "client/output/fleet_text.h"
 #include "common/json_text.h"
 #include "common/units.h"
+#include "common/utf8.h"
 
 namespace gpuctl::client {
 namespace {
@@ -213,7 +214,9 @@ void RunMultinodeLogs(CommandContext& ctx, const std::string& name, bool follow)
     return s;
   });
   for (size_t i = 0; i < answers.size(); ++i) {
-    if (!answers[i].status.ok()) ctx.console.err << "[" << job->nodes[i] << "] error: " << answers[i].status.message() << "\n";
+    if (!answers[i].status.ok()) {
+      ctx.console.err << "[" << job->nodes[i] << "] error: " << EscapeForTerminal(answers[i].status.message()) << "\n";
+    }
   }
   std::vector<PartReply> parts(answers.size());
   for (size_t i = 0; i < answers.size(); ++i) parts[i].answer = answers[i];

@@ -9,6 +9,7 @@
 #include "client/multinode/multinode_plan.h"
 #include "common/json_text.h"
 #include "common/units.h"
+#include "common/utf8.h"
 
 namespace gpuctl::client {
 namespace {
@@ -64,7 +65,7 @@ Status Realign(CommandContext& ctx, NodePool& pool, const MultinodeJob& job, con
     size_t p = relaunched.front();
     ctx.console.out << "part on " << job.nodes[p] << " (rank " << p << ") was relaunched after a CUDA OOM (anchors "
                     << (changed.has_anchors() ? std::to_string(changed.anchors()) : "-") << ", alloc conf "
-                    << (changed.alloc_conf().empty() ? "-" : changed.alloc_conf())
+                    << (changed.alloc_conf().empty() ? "-" : EscapeForTerminal(changed.alloc_conf()))
                     << "): relaunching the other parts with the same change\n"
                     << std::flush;
   }

@@ -15,6 +15,7 @@
 #include "client/ssh/sha256.h"
 #include "client/ssh/ssh_session.h"
 #include "common/units.h"
+#include "common/utf8.h"
 
 namespace gpuctl::client {
 namespace {
@@ -165,7 +166,7 @@ Result<BootstrapResult> BootstrapAgent(std::shared_ptr<ssh::SshSession> session,
 
   if (binary_current && config_current && (running || same_build_serves)) {
     if (std::unique_ptr<AgentClient> client = AnsweringAgent(session, layout)) {
-      progress << "agent answers (build " << result.build << ", unchanged)\n";
+      progress << "agent answers (build " << EscapeForTerminal(result.build) << ", unchanged)\n";
       result.client = std::move(client);
       result.pid = state->serving_pid.value_or(state->pid.value_or(0));
       return result;
@@ -191,8 +192,9 @@ Result<BootstrapResult> BootstrapAgent(std::shared_ptr<ssh::SshSession> session,
     // Another build holds the socket: whatever started it (systemd, a
     // person, an older bootstrap), it goes before ours starts.
     result.replaced_build = state->serving_sha256.substr(0, 12);
-    progress << "gpuctld build " << result.replaced_build << " (pid " << *state->serving_pid << ") serves "
-             << layout.socket << "; replacing it with build " << result.build << "\n";
+    progress << "gpuctld build " << EscapeForTerminal(result.replaced_build) << " (pid " << *state->serving_pid
+             << ") serves " << EscapeForTerminal(layout.socket) << "; replacing it with build "
+             << EscapeForTerminal(result.build) << "\n";
     std::string stop = (use_systemd ? "systemctl stop gpuctld 2>/dev/null; " : "") + StopPidCommand(*state->serving_pid);
     if (Result<std::string> stopped = RunChecked(*session, stop, "stopping the agent of another build");
         !stopped.ok()) {
@@ -223,7 +225,7 @@ Result<BootstrapResult> BootstrapAgent(std::shared_ptr<ssh::SshSession> session,
   Result<std::unique_ptr<AgentClient>> client =
       WaitUntilAnswers(session, layout, *pid, use_systemd, options.answer_deadline);
   if (!client.ok()) return client.status();
-  progress << "agent answers (build " << result.build << ")\n";
+  progress << "agent answers (build " << EscapeForTerminal(result.build) << ")\n";
   result.client = std::move(*client);
   return result;
 }

@@ -76,24 +76,30 @@ class TmuxTest : public ::testing::Test {
 
 // If tmux joined the arguments into a command line for a shell, the quotes,
 // ';', '$(...)' and '*' would be interpreted and the script itself misparsed.
+// tmux itself ends a command at an argument ending in ';' (the rest would
+// run as tmux commands: "kill-server") and expands '#' in -c as a format.
 TEST_F(TmuxTest, ArgvEnvAndCwdReachTheProgramVerbatim) {
   TempDir out_dir;
-  TempDir work_dir;
+  TempDir work_root;
+  work_root.MakeDir("w#S #(id);");
+  const std::string work_dir = work_root.path() + "/w#S #(id);";
   const std::string out = out_dir.path() + "/args";
   const std::string tricky = "a b;$(echo x)'\"";
   const std::string script =
       "{ printf '%s\\n' \"$@\"; printf 'env=%s\\n' \"$GPUCTL_TEST_VAR\"; printf 'cwd=%s\\n' \"$(/bin/pwd -P)\"; }"
       " > \"$0.tmp\" && mv \"$0.tmp\" \"$0\"";
   TmuxSessionSpec spec{"verbatim",
-                       {"/bin/sh", "-c", script, out, tricky, "*", "--flag=x y", "$HOME"},
-                       {{"GPUCTL_TEST_VAR", "value with spaces $HOME `id`"}},
-                       work_dir.path()};
+                       {"/bin/sh", "-c", script, out, tricky, "*", "--flag=x y", "$HOME", ";", "x;", "kill-server",
+                        "y\\;", "#S"},
+                       {{"GPUCTL_TEST_VAR", "value with spaces $HOME `id` #S;"}},
+                       work_dir};
   Status started = tmux_->NewSession(spec);
   ASSERT_TRUE(started.ok()) << started.ToString();
   ASSERT_TRUE(WaitUntil([&] { return Exists(out); }, 10s)) << "the session never wrote " << out;
 
-  const std::string cwd = std::filesystem::canonical(work_dir.path()).string();
-  EXPECT_EQ(ReadAll(out), tricky + "\n*\n--flag=x y\n$HOME\nenv=value with spaces $HOME `id`\ncwd=" + cwd + "\n");
+  const std::string cwd = std::filesystem::canonical(work_dir).string();
+  EXPECT_EQ(ReadAll(out), tricky + "\n*\n--flag=x y\n$HOME\n;\nx;\nkill-server\ny\\;\n#S\n" +
+                              "env=value with spaces $HOME `id` #S;\ncwd=" + cwd + "\n");
 }
 
 // tmux runs a lone argument with `sh -c`; the seam must not let it.

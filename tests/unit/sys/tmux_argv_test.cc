@@ -36,14 +36,21 @@ Argv Prefix(std::initializer_list<std::string> rest) {
   return argv;
 }
 
+// new-session comes after telling the server to outlive its last session.
+Argv NewSessionPrefix(std::initializer_list<std::string> rest) {
+  Argv argv = Prefix({"set-option", "-s", "-q", "exit-empty", "off", ";", "new-session"});
+  argv.insert(argv.end(), rest);
+  return argv;
+}
+
 TEST(TmuxArgv, NewSessionPassesArgvEnvAndCwdAsSeparateArguments) {
   ScriptedRunner runner;
   auto tmux = MakeTmux(runner, "sock");
   TmuxSessionSpec spec{"job-1", {"python3", "train.py", "--lr", "a b"}, {{"A", "1"}, {"B", "x y"}}, "/"};
   ASSERT_TRUE(tmux->NewSession(spec).ok());
   ASSERT_EQ(runner.calls.size(), 1u);
-  EXPECT_EQ(runner.calls[0], Prefix({"new-session", "-d", "-s", "job-1", "-c", "/", "-e", "A=1", "-e",
-                                     "B=x y", "--", "python3", "train.py", "--lr", "a b"}));
+  EXPECT_EQ(runner.calls[0], NewSessionPrefix({"-d", "-s", "job-1", "-c", "/", "-e", "A=1", "-e", "B=x y", "--",
+                                               "python3", "train.py", "--lr", "a b"}));
 }
 
 TEST(TmuxArgv, ALoneArgumentIsExecedNotParsedByAShell) {
@@ -52,7 +59,22 @@ TEST(TmuxArgv, ALoneArgumentIsExecedNotParsedByAShell) {
   ASSERT_TRUE(tmux->NewSession({"j", {"/opt/my job $(x).sh"}, {}, ""}).ok());
   ASSERT_EQ(runner.calls.size(), 1u);
   EXPECT_EQ(runner.calls[0],
-            Prefix({"new-session", "-d", "-s", "j", "--", "/bin/sh", "-c", "exec \"$0\"", "/opt/my job $(x).sh"}));
+            NewSessionPrefix({"-d", "-s", "j", "--", "/bin/sh", "-c", "exec \"$0\"", "/opt/my job $(x).sh"}));
+}
+
+// tmux ends a command at an argument ending in ';' (then runs the rest of
+// argv as tmux commands) and expands '#' in -c as a format.
+TEST(TmuxArgv, SemicolonsAndHashesAreWrittenSoTmuxPassesThemOn) {
+  ScriptedRunner runner;
+  auto tmux = MakeTmux(runner, "sock");
+  ASSERT_TRUE(tmux->NewSession({"j", {"find", ".", "-exec", "rm", "{}", ";", "x;", "kill-server"}, {{"A", "b;"}}, "/"})
+                  .ok());
+  ASSERT_EQ(runner.calls.size(), 1u);
+  EXPECT_EQ(runner.calls[0], NewSessionPrefix({"-d", "-s", "j", "-c", "/", "-e", "A=b\\;", "--", "find", ".", "-exec",
+                                               "rm", "{}", "\\;", "x\\;", "kill-server"}));
+  ASSERT_TRUE(tmux->NewSession({"k", {"/opt/run;"}, {}, ""}).ok());
+  EXPECT_EQ(runner.calls.back(),
+            NewSessionPrefix({"-d", "-s", "k", "--", "/bin/sh", "-c", "exec \"$0\"", "/opt/run\\;"}));
 }
 
 TEST(TmuxArgv, DotsInNamesBecomePlusForTmux) {
@@ -91,6 +113,7 @@ TEST(TmuxArgv, OtherFailuresCarryTmuxStderr) {
   Status s = tmux->NewSession({"job1", {"sleep", "1"}, {}, ""});
   EXPECT_EQ(s.code(), ErrorCode::kInternal);
   EXPECT_NE(s.message().find("Permission denied"), std::string::npos) << s.message();
+  EXPECT_EQ(runner.calls.size(), 1u) << "a failure that is not the server exiting is not retried";
   runner.Reply(1, "", "error connecting to /tmp/tmux-0/sock (Permission denied)\n");
   EXPECT_FALSE(tmux->KillSession("job1").ok());
 }
@@ -99,7 +122,8 @@ TEST(TmuxArgv, NoServerAndNoSessionMeanAbsent) {
   for (const char* err : {"no server running on /tmp/tmux-0/sock\n",
                           "error connecting to /tmp/tmux-0/sock (No such file or directory)\n",
                           "error connecting to /tmp/tmux-0/sock (Connection refused)\n",
-                          "server exited unexpectedly\n", "can't find session: job1\n",
+                          "server exited unexpectedly\n", "server exited\n", "lost server\n",
+                          "can't find session: job1\n",
                           "can't find window: job1\n"}) {
     ScriptedRunner runner;
     auto tmux = MakeTmux(runner, "sock");
