@@ -6,6 +6,10 @@ namespace gpuctl::client {
 
 namespace {
 
+// A safety stop for a job list that would never end (a misbehaving agent):
+// at 1 MiB a page, far beyond any real host.
+constexpr int kMaxListPages = 4096;
+
 // Reads a server stream to its end, or until `on_message` says stop (then it
 // is cancelled and that counts as OK). A cancel we did not ask for is the
 // agent closing its streams as it stops: for the caller, the agent went away.
@@ -82,6 +86,34 @@ Status AgentClient::FromGrpc(const grpc::Status& status) const {
   }
 }
 
+bool AgentClient::Connect(std::chrono::system_clock::time_point deadline) {
+  grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/true);
+  while (state != GRPC_CHANNEL_READY) {
+    // READY only once the agent's HTTP/2 settings came back (not merely a
+    // socket accepted, e.g. by an SSH tunnel with no agent behind it).
+    if (state == GRPC_CHANNEL_TRANSIENT_FAILURE || state == GRPC_CHANNEL_SHUTDOWN) return false;
+    if (!channel_->WaitForStateChange(state, deadline)) return false;
+    state = channel_->GetState(/*try_to_connect=*/true);
+  }
+  return true;
+}
+
+Status AgentClient::FromGrpcAfterSend(const grpc::Status& status, bool connected, const std::string& what,
+                                      const std::string& check) const {
+  const grpc::StatusCode code = status.error_code();
+  const bool lost = code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::CANCELLED ||
+                    code == grpc::StatusCode::DEADLINE_EXCEEDED;
+  // gRPC retries a call that never left the client on a new connection; if
+  // that one cannot be made the agent never had the call.
+  const bool never_sent = status.error_message().find("failed to connect") != std::string::npos;
+  if (!connected || !lost || never_sent) return FromGrpc(status);
+  const std::string how = code == grpc::StatusCode::DEADLINE_EXCEEDED
+                              ? "gpuctld at " + address_ + " did not answer in time"
+                              : "the connection to gpuctld at " + address_ + " was lost during the call";
+  return Unavailable(how + " (" + status.error_message() + "); " + what + " may have gone through: check with " +
+                     check);
+}
+
 Result<v1::HostProbe> AgentClient::Probe(const v1::ProbeRequest& request) {
   grpc::ClientContext context;
   SetDeadline(context, std::max(call_timeout_, kProbeTimeout));
@@ -112,9 +144,13 @@ Status AgentClient::WatchHealth(std::chrono::milliseconds interval,
 Result<v1::Job> AgentClient::StartJob(const v1::StartJobRequest& request) {
   grpc::ClientContext context;
   SetDeadline(context, std::max(call_timeout_, kStartJobTimeout));
+  const bool connected = Connect(context.deadline());
   v1::Job job;
   grpc::Status status = stub_->StartJob(&context, request, &job);
-  if (!status.ok()) return FromGrpc(status);
+  if (!status.ok()) {
+    return FromGrpcAfterSend(status, connected, "the start",
+                             "'gpuctl train status " + request.spec().name() + "'");
+  }
   return job;
 }
 
@@ -130,12 +166,20 @@ Result<v1::Job> AgentClient::GetJob(const std::string& name) {
 }
 
 Result<v1::ListJobsResponse> AgentClient::ListJobs() {
-  grpc::ClientContext context;
-  SetDeadline(context, call_timeout_);
-  v1::ListJobsResponse response;
-  grpc::Status status = stub_->ListJobs(&context, v1::ListJobsRequest(), &response);
-  if (!status.ok()) return FromGrpc(status);
-  return response;
+  // Page after page (each well inside the message limit), joined.
+  v1::ListJobsResponse all;
+  v1::ListJobsRequest request;
+  for (int page = 0; page < kMaxListPages; ++page) {
+    grpc::ClientContext context;
+    SetDeadline(context, call_timeout_);
+    v1::ListJobsResponse response;
+    grpc::Status status = stub_->ListJobs(&context, request, &response);
+    if (!status.ok()) return FromGrpc(status);
+    for (v1::Job& job : *response.mutable_jobs()) *all.add_jobs() = std::move(job);
+    if (response.next_page_token().empty() || response.next_page_token() == request.page_token()) return all;
+    request.set_page_token(response.next_page_token());
+  }
+  return Unavailable("the agent's job list did not end after " + std::to_string(kMaxListPages) + " pages");
 }
 
 Result<v1::Job> AgentClient::StopJob(const std::string& name, std::chrono::milliseconds grace) {
@@ -146,9 +190,10 @@ Result<v1::Job> AgentClient::StopJob(const std::string& name, std::chrono::milli
   // On the wire 0 means "the agent's default (10 s)"; a grace of 0 asked for
   // here means SIGKILL at once, the nearest of which is 1 ms.
   request.set_grace_ms(static_cast<uint32_t>(std::clamp<int64_t>(grace.count(), 1, UINT32_MAX)));
+  const bool connected = Connect(std::chrono::system_clock::now() + call_timeout_);
   v1::Job job;
   grpc::Status status = stub_->StopJob(&context, request, &job);
-  if (!status.ok()) return FromGrpc(status);
+  if (!status.ok()) return FromGrpcAfterSend(status, connected, "the stop", "'gpuctl train status " + name + "'");
   return job;
 }
 
@@ -157,9 +202,13 @@ Result<v1::RemoveJobResponse> AgentClient::RemoveJob(const std::string& name) {
   SetDeadline(context, call_timeout_);
   v1::RemoveJobRequest request;
   request.set_name(name);
+  const bool connected = Connect(context.deadline());
   v1::RemoveJobResponse response;
   grpc::Status status = stub_->RemoveJob(&context, request, &response);
-  if (!status.ok()) return FromGrpc(status);
+  if (!status.ok()) {
+    return FromGrpcAfterSend(status, connected, "the removal",
+                             "'gpuctl train status " + name + "' (no such job: it was removed)");
+  }
   return response;
 }
 
@@ -173,8 +222,10 @@ Status AgentClient::StreamLogs(const v1::StreamLogsRequest& request,
 Status AgentClient::Provision(const v1::ProvisionRequest& request,
                               const std::function<bool(const v1::ProvisionEvent&)>& on_event) {
   grpc::ClientContext context;
+  const bool connected = Connect(std::chrono::system_clock::now() + call_timeout_);
   auto reader = stub_->Provision(&context, request);
-  return FromGrpc(DrainStream(context, *reader, on_event));
+  return FromGrpcAfterSend(DrainStream(context, *reader, on_event), connected, "provisioning (in part or whole)",
+                           "'gpuctl probe', or provision again: steps already done are skipped");
 }
 
 Status AgentClient::WatchEvents(const v1::WatchEventsRequest& request,

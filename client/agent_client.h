@@ -36,7 +36,9 @@ class AgentClient {
 
   // Training jobs. Errors as FromGrpc maps them: kInvalidArgument,
   // kAlreadyExists, kFailedPrecondition (nothing was started), kNotFound (no
-  // such job), kUnavailable (agent unreachable).
+  // such job), kUnavailable (agent unreachable; for StartJob, StopJob and
+  // RemoveJob also a connection lost during the call, whose message says it
+  // may have gone through and how to check).
   Result<v1::Job> StartJob(const v1::StartJobRequest& request);
   Result<v1::Job> GetJob(const std::string& name);
   Result<v1::ListJobsResponse> ListJobs();
@@ -73,6 +75,20 @@ class AgentClient {
   Status FromGrpc(const grpc::Status& status) const;
 
  private:
+  // Whether the channel has a connection to the agent, making one if it has
+  // none, before a call that changes something: a failure after that point
+  // may come after the agent acted. Fails as fast as calls do (a first
+  // attempt that fails ends it), or at `deadline`.
+  bool Connect(std::chrono::system_clock::time_point deadline);
+  // FromGrpc for a call that changes something (StartJob, StopJob,
+  // RemoveJob, Provision). When it was made on a connection (`connected`)
+  // and then lost it (UNAVAILABLE, a CANCELLED we did not ask for) or ran out
+  // of time (DEADLINE_EXCEEDED), the agent may have done it: still
+  // kUnavailable (exit 3), but saying so and how to find out (`check`),
+  // never "start the agent". Anything else as FromGrpc.
+  Status FromGrpcAfterSend(const grpc::Status& status, bool connected, const std::string& what,
+                           const std::string& check) const;
+
   std::shared_ptr<void> keepalive_;  // first member: destroyed after the channel
   std::string address_;
   std::chrono::milliseconds call_timeout_;

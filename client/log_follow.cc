@@ -18,11 +18,17 @@ LogOffsetTracker::Accepted LogOffsetTracker::Accept(uint64_t offset, std::string
   return accepted;
 }
 
+std::optional<uint64_t> LogOffsetTracker::StartOver(uint64_t offset) {
+  std::optional<uint64_t> was = next_;
+  next_ = offset;
+  return was;
+}
+
 v1::StreamLogsRequest ResumeRequest(const v1::StreamLogsRequest& original, const LogOffsetTracker& tracker) {
   v1::StreamLogsRequest request = original;
   if (tracker.next_offset()) {
     request.set_from_offset(*tracker.next_offset());
-    request.set_tail_lines(0);
+    request.clear_tail_lines();  // a tail_lines of 0 would mean "from the end"
   }
   return request;
 }

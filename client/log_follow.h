@@ -26,6 +26,11 @@ class LogOffsetTracker {
   // nothing.
   Accepted Accept(uint64_t offset, std::string_view data);
 
+  // The log was cut (LogChunk.truncated): its content starts over at
+  // `offset`, so what comes from there is new, not an overlap to trim.
+  // Returns where the copy stood before (nullopt if nothing was written).
+  std::optional<uint64_t> StartOver(uint64_t offset);
+
   // The first byte not yet written; nullopt before the first chunk with --tail.
   std::optional<uint64_t> next_offset() const { return next_; }
 
@@ -34,7 +39,7 @@ class LogOffsetTracker {
 };
 
 // The request that continues `original` after what `tracker` has written:
-// from next_offset with tail_lines 0, or `original` itself when nothing
+// from next_offset with no tail_lines, or `original` itself when nothing
 // anchored the position yet (so --tail still applies).
 v1::StreamLogsRequest ResumeRequest(const v1::StreamLogsRequest& original, const LogOffsetTracker& tracker);
 

@@ -1,6 +1,8 @@
 #include "client/resuming_event_stream.h"
 
+#include <algorithm>
 #include <optional>
+#include <string>
 
 #include "common/units.h"
 
@@ -10,7 +12,10 @@ Status WatchEventsResuming(const EventStreamOptions& options, const EventStreamS
                            const std::function<bool(const v1::AgentEvent&)>& write,
                            const std::function<void(const std::string&)>& note) {
   bool stopped_by_writer = false;
+  uint64_t last_seq = options.request.after_seq();  // the newest event written (or asked to skip)
   auto on_event = [&](const v1::AgentEvent& event) {
+    // seq 0 is an events_dropped made for this stream, numbered by nothing.
+    last_seq = std::max(last_seq, event.seq());
     if (write(event)) return true;
     stopped_by_writer = true;
     return false;
@@ -34,11 +39,12 @@ Status WatchEventsResuming(const EventStreamOptions& options, const EventStreamS
       seams.sleep(options.retry_every);
       if (seams.probe().code() != ErrorCode::kUnavailable) break;
     }
-    // Whether the agent restarted or only the connection dropped, the old
-    // numbers cannot be trusted against it: start at its oldest kept event.
-    request.set_after_seq(0);
-    note("gpuctl: reconnected to " + options.agent_address +
-         "; event numbers restart with each agent run, so showing this run's events from its oldest kept one");
+    // Whether the agent restarted or only the connection dropped, its events
+    // kept their numbers (they are journaled in STATE_DIR/events, and seq
+    // goes on rising across restarts): go on after the last one written,
+    // so none is shown twice and those made meanwhile are not missed.
+    request.set_after_seq(last_seq);
+    note("gpuctl: reconnected to " + options.agent_address + "; going on after event " + std::to_string(last_seq));
   }
 }
 

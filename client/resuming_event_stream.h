@@ -1,7 +1,8 @@
 // `gpuctl events -f`: follow the agent's events and, when the agent goes
 // away (restart, dropped connection), keep retrying and follow the new agent.
-// Event numbers restart with each agent run, so a reconnected stream starts
-// at the new agent's oldest kept event (after_seq 0), and the user is told.
+// Event numbers keep rising across agent restarts (the agent journals its
+// events), so a reconnected stream goes on after the last event written,
+// and the user is told.
 #pragma once
 
 #include <chrono>

@@ -13,10 +13,17 @@ Status StreamLogResuming(const LogStreamOptions& options, const LogStreamSeams& 
   const v1::StreamLogsRequest& original = options.request;
   // A --tail start is chosen by the agent; any other starts where asked.
   std::optional<uint64_t> start;
-  if (original.from_offset() > 0 || original.tail_lines() == 0) start = original.from_offset();
+  if (original.from_offset() > 0 || !original.has_tail_lines()) start = original.from_offset();
   LogOffsetTracker tracker(start);
   bool stopped_by_writer = false;
   auto on_chunk = [&](const v1::LogChunk& chunk) {
+    if (chunk.truncated()) {
+      // stdout stays the log's bytes: the cut is said on stderr.
+      std::optional<uint64_t> was = tracker.StartOver(chunk.offset());
+      note("gpuctl: output.log of " + original.name() + " was truncated" +
+           (was ? " (it is shorter than the " + std::to_string(*was) + " bytes written so far)" : std::string()) +
+           ", e.g. by logrotate's copytruncate; following it from its new start");
+    }
     LogOffsetTracker::Accepted accepted = tracker.Accept(chunk.offset(), chunk.data());
     if (accepted.gap_bytes > 0) {
       note("gpuctl: warning: " + std::to_string(accepted.gap_bytes) + " bytes of the log at offset " +

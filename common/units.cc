@@ -1,6 +1,8 @@
 #include "common/units.h"
 
+#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -56,25 +58,49 @@ Result<uint64_t> ParseByteSize(std::string_view text) {
   auto bad = [&] {
     return InvalidArgument("invalid size '" + original + "': use e.g. 512MiB, 16 GiB, 4G");
   };
+  auto too_large = [&] {
+    return InvalidArgument("size '" + original + "' is too large: at most 8 EiB (" + std::to_string(INT64_MAX) +
+                           " bytes)");
+  };
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  size_t digits = 0;
+  while (digits < text.size() && IsDigitOrDot(text[digits])) ++digits;
+  const std::string_view number = text.substr(0, digits);
   double value = 0;
   if (!TakeNumber(text, value)) return bad();
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
   while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
-  double scale = 0;
-  struct Unit { std::string_view name; double scale; };
+  struct Unit { std::string_view name; uint64_t scale; };
   static constexpr Unit kUnits[] = {
       {"", 1}, {"B", 1}, {"byte", 1}, {"bytes", 1},
-      {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
-      {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
-      {"K", 1024.0}, {"M", 1048576.0}, {"G", 1073741824.0}, {"T", 1099511627776.0},
-      {"k", 1024.0}, {"m", 1048576.0}, {"g", 1073741824.0}, {"t", 1099511627776.0},
+      {"KB", 1'000}, {"MB", 1'000'000}, {"GB", 1'000'000'000}, {"TB", 1'000'000'000'000},
+      {"KiB", 1ull << 10}, {"MiB", 1ull << 20}, {"GiB", 1ull << 30}, {"TiB", 1ull << 40},
+      {"K", 1ull << 10}, {"M", 1ull << 20}, {"G", 1ull << 30}, {"T", 1ull << 40},
+      {"k", 1ull << 10}, {"m", 1ull << 20}, {"g", 1ull << 30}, {"t", 1ull << 40},
   };
+  uint64_t scale = 0;
   for (const Unit& u : kUnits) {
     if (text == u.name) scale = u.scale;
   }
   if (scale == 0) return bad();
-  return static_cast<uint64_t>(std::llround(value * scale));
+  // At most INT64_MAX bytes: the figure travels as int64 to JSON readers
+  // and the client, and no memory is larger. Past it the text states no
+  // usable figure, so it is refused rather than wrapped or saturated.
+  constexpr uint64_t kMaxBytes = INT64_MAX;
+  if (number.find('.') == std::string_view::npos) {
+    // Whole numbers exactly: a double would round INT64_MAX itself up to 2^63.
+    uint64_t whole = 0;
+    auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), whole);
+    uint64_t bytes = 0;
+    if (ec != std::errc() || end != number.data() + number.size() || __builtin_mul_overflow(whole, scale, &bytes) ||
+        bytes > kMaxBytes) {
+      return too_large();
+    }
+    return bytes;
+  }
+  const double bytes = std::round(value * static_cast<double>(scale));
+  if (!(bytes < 0x1p63)) return too_large();  // 2^63, the first double past INT64_MAX
+  return static_cast<uint64_t>(bytes);
 }
 
 std::string FormatBytes(uint64_t bytes) {

@@ -18,6 +18,9 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text);
 // Accepts "<number>[ ]<unit>" where unit is one of B, byte(s), KB/MB/GB/TB
 // (powers of 1000), KiB/MiB/GiB/TiB and K/M/G/T (powers of 1024). Case of the
 // unit is respected for the SI/IEC forms, as PyTorch and nvidia-smi print them.
+// A size past INT64_MAX bytes (8 EiB) is refused (kInvalidArgument): byte
+// counts go on as int64 (JSON readers, the client), and a bigger one in a
+// log states no usable figure.
 Result<uint64_t> ParseByteSize(std::string_view text);
 
 // "1.5 GiB", "512 MiB", "0 B": for humans, never parsed back.

@@ -10,7 +10,7 @@
 namespace gpuctl::events {
 
 struct AgentEvent {
-  uint64_t seq = 0;            // assigned by EventLog: 1, 2, 3... per agent run
+  uint64_t seq = 0;            // assigned by EventLog: 1, 2, 3..., rising across agent restarts (journaled)
   int64_t time_unix_ms = 0;
   std::string kind;            // "guard_kill", "guard_warning", "job_started", "job_ended", "cuda_oom", ...
   std::string job;             // the job it concerns, if any

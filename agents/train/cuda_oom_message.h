@@ -16,7 +16,8 @@ namespace gpuctl::train {
 // before 1.5 "cuda runtime error (2) : out of memory".
 //
 // Both wordings are read by their phrases, so missing, extra or reordered
-// parts do not matter and a figure cut short is left empty:
+// parts do not matter and a figure cut short, or past INT64_MAX bytes (no GPU
+// has that; ParseByteSize refuses it), is left empty:
 //  2.1 and later: "Tried to allocate 16.00 GiB. GPU 0 has a total capacity of
 //   139.80 GiB of which 11.29 GiB is free. [Process 1234 has 1.00 GiB memory in
 //   use. ][Including non-PyTorch memory, this process has 128.51 GiB memory in

@@ -15,9 +15,10 @@ namespace {
 
 // Far above any record (events are bounded by bytes), far below trouble.
 constexpr size_t kMaxRecordBytes = 64 << 20;
-// job.json.spare: space for the next record, kept while the disk has room;
-// the slack covers what an end adds (state, exit code, times, a reason).
-constexpr const char* kSpareSuffix = ".spare";
+// STATE_DIR/spares/NAME.json: space for the next record of job NAME, kept
+// while the disk has room (beside the jobs, not in a job's directory, which
+// holds only what the job's run wrote); the slack covers what an end adds
+// (state, exit code, times, a reason).
 constexpr size_t kSpareSlack = 4096;
 
 // Temp files of a save an agent was killed in the middle of (only one agent
@@ -30,7 +31,10 @@ void RemoveStaleTempFiles(const std::string& dir) {
 
 }  // namespace
 
-JobStore::JobStore(std::string state_dir) : jobs_dir_(std::move(state_dir) + "/jobs") {}
+JobStore::JobStore(std::string state_dir)
+    : jobs_dir_(state_dir + "/jobs"), spares_dir_(std::move(state_dir) + "/spares") {}
+
+std::string JobStore::SparePath(const std::string& name) const { return spares_dir_ + "/" + name + ".json"; }
 
 std::string JobStore::JobDir(const std::string& name) const { return jobs_dir_ + "/" + name; }
 std::string JobStore::LogPath(const std::string& name) const { return JobDir(name) + "/output.log"; }
@@ -38,6 +42,7 @@ std::string JobStore::ExitPath(const std::string& name) const { return JobDir(na
 
 Status JobStore::Prepare(const std::string& name) const {
   if (Status s = ValidateJobName(name); !s.ok()) return s;
+  if (Status s = sys::EnsureDir(spares_dir_, 0700); !s.ok()) return s;
   return sys::EnsureDir(JobDir(name), 0700);
 }
 
@@ -52,13 +57,13 @@ Status JobStore::Save(const JobRecord& record) const {
   if (saved.ok()) {
     // Room for the next save, set aside while there is room: a job's log
     // may fill the disk, and how it ended must still be recorded.
-    if (Status s = sys::KeepSpareFile(path + kSpareSuffix, text.size() + kSpareSlack); !s.ok()) {
+    if (Status s = sys::KeepSpareFile(SparePath(record.spec.name), text.size() + kSpareSlack); !s.ok()) {
       spdlog::debug("job '{}': no spare record space: {}", record.spec.name, s.message());
     }
     return saved;
   }
   // The disk is full (most likely): the spare's blocks take the record.
-  if (sys::WriteFileFromSpare(path + kSpareSuffix, path, text).ok()) {
+  if (sys::WriteFileFromSpare(SparePath(record.spec.name), path, text).ok()) {
     spdlog::warn("job '{}': {}; saved into its spare space instead", record.spec.name, saved.message());
     return Status::Ok();
   }
@@ -122,6 +127,7 @@ Status JobStore::Remove(const std::string& name) const {
   std::error_code ec;
   std::filesystem::remove_all(JobDir(name), ec);  // does not follow links
   if (ec) return IoError("cannot remove " + JobDir(name) + ": " + ec.message());
+  (void)sys::RemoveFile(SparePath(name));
   return Status::Ok();
 }
 

@@ -1,4 +1,6 @@
-// Job records on disk: STATE_DIR/jobs/NAME/{job.json, output.log, exit_status}.
+// Job records on disk: STATE_DIR/jobs/NAME/{job.json, output.log, exit_status},
+// and STATE_DIR/spares/NAME.json, space set aside for the next record so
+// that a disk a job's log filled still takes how the job ended.
 // Writes are atomic and durable (temp file, fsync, rename, directory fsync),
 // so a crash of the agent at any moment leaves the old record or the new
 // one, never a torn one, and a record saved is a record kept.
@@ -39,7 +41,10 @@ class JobStore {
   Status Remove(const std::string& name) const;
 
  private:
+  std::string SparePath(const std::string& name) const;
+
   std::string jobs_dir_;
+  std::string spares_dir_;
 };
 
 }  // namespace gpuctl::train

@@ -36,25 +36,46 @@ Result<LogFollower> LogFollower::Open(JobSupervisor& jobs, LogFollowOptions opti
   Result<LogSource> source = jobs.GetLogSource(options.job);
   if (!source.ok()) return source.status();
   uint64_t offset = options.from_offset;
-  if (offset == 0 && options.tail_lines > 0) {
-    Result<uint64_t> start = TailStartOffset(source->path, options.tail_lines);
+  if (offset == 0 && options.tail_lines) {
+    Result<uint64_t> start = TailStartOffset(source->path, *options.tail_lines);
     if (start.ok()) offset = *start;
   }
   return LogFollower(jobs, std::move(options), source->path, offset, source->ended);
+}
+
+Result<std::string> LogFollower::ReadChunk() const {
+  Result<std::string> data = sys::ReadRegularFileRange(path_, offset_, options_.chunk_bytes);
+  if (!data.ok() && data.status().code() == ErrorCode::kNotFound) return std::string();
+  return data;
+}
+
+LogStep LogFollower::DataStep(std::string data) {
+  LogStep step{LogStep::Kind::kData, offset_, std::move(data)};
+  offset_ += step.data.size();
+  return step;
 }
 
 Result<LogStep> LogFollower::Next() {
   // Two rounds at most: when the job turns out to have ended, one more read
   // picks up the bytes it wrote between our read and its exit.
   for (int round = 0; round < 2; ++round) {
-    Result<std::string> data = sys::ReadRegularFileRange(path_, offset_, options_.chunk_bytes);
-    if (!data.ok() && data.status().code() != ErrorCode::kNotFound) return data.status();
-    if (data.ok() && !data->empty()) {
-      LogStep step{LogStep::Kind::kData, offset_, std::move(data).value()};
-      offset_ += step.data.size();
+    Result<std::string> data = ReadChunk();
+    if (!data.ok()) return data.status();
+    if (!data->empty()) return DataStep(std::move(data).value());
+    if (!options_.follow) return LogStep{LogStep::Kind::kDone, offset_, {}};
+    // Shorter than what was handed over: cut (copytruncate keeps the inode
+    // and cuts to 0). Going on from the old offset would hand over the new
+    // content from its middle (a torn line, the lines before it lost), so
+    // go on from its start, as tail -F does, and say so.
+    if (Result<uint64_t> size = sys::RegularFileSize(path_); size.ok() && *size < offset_) {
+      offset_ = 0;
+      Result<std::string> fresh = ReadChunk();
+      if (!fresh.ok()) return fresh.status();
+      LogStep step = DataStep(std::move(fresh).value());
+      step.truncated = true;
       return step;
     }
-    if (!options_.follow || ended_) return LogStep{LogStep::Kind::kDone, offset_, {}};
+    if (ended_) return LogStep{LogStep::Kind::kDone, offset_, {}};
     Result<LogSource> now = jobs_->GetLogSource(options_.job);
     if (!now.ok()) return now.status();
     if (!now->ended) return LogStep{LogStep::Kind::kWait, offset_, {}};

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "agents/train/job_supervisor.h"
@@ -17,7 +18,9 @@ namespace gpuctl::train {
 struct LogFollowOptions {
   std::string job;
   uint64_t from_offset = 0;
-  uint32_t tail_lines = 0;  // used when from_offset is 0
+  // Used when from_offset is 0: start this many lines before the end (0: at
+  // the end). Not set: from from_offset.
+  std::optional<uint32_t> tail_lines = std::nullopt;
   bool follow = false;
   size_t chunk_bytes = 256 * 1024;
 };
@@ -35,6 +38,10 @@ struct LogStep {
   Kind kind = Kind::kDone;
   uint64_t offset = 0;
   std::string data;
+  // kData: the log became shorter than where the follower stood (logrotate's
+  // copytruncate), so it goes on from the new content's start: `offset` is 0
+  // and `data` (maybe empty) is what the log holds now.
+  bool truncated = false;
 };
 
 class LogFollower {
@@ -43,13 +50,19 @@ class LogFollower {
   static Result<LogFollower> Open(JobSupervisor& jobs, LogFollowOptions options);
 
   // The next step from where the last chunk ended. Errors (a log that is not
-  // a regular file, unreadable) end the stream.
+  // a regular file, unreadable) end the stream. With follow, a log found
+  // shorter than that point at the end of what is written was cut (see
+  // LogStep::truncated): a log cut and regrown past the point before the
+  // follower looks cannot be told from one that grew.
   Result<LogStep> Next();
 
   const std::string& path() const { return path_; }
 
  private:
   LogFollower(JobSupervisor& jobs, LogFollowOptions options, std::string path, uint64_t offset, bool ended);
+  // The next chunk from offset_ (empty at the end, or when there is no log yet).
+  Result<std::string> ReadChunk() const;
+  LogStep DataStep(std::string data);
 
   JobSupervisor* jobs_;
   LogFollowOptions options_;

@@ -50,10 +50,12 @@ struct MetricsPatterns {
       {R"(\bgrad[_ ]norm\b['"]?\s*[:=]?\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[Nn]a[Nn]|[-+]?inf))",
        {"grad_norm", "grad norm"}},
   };
+  // A sign counts where the scanner's does: with no word or number running
+  // into it (\B before the sign), so "-13.8 Ktok/s" stays negative.
   std::vector<MetricPattern> throughput = {
-      {R"((\d[\d,]*(?:\.\d+)?)\s?([kKMG]?\s?(?:tok|tokens|token|samples|sample|it|img|images)/s(?:ec)?)\b)",
+      {R"(((?:\B[-+])?\d[\d,]*(?:\.\d+)?)\s?([kKMG]?\s?(?:tok|tokens|token|samples|sample|it|img|images)/s(?:ec)?)\b)",
        {"tok", "it/s", "sample", "img/s", "images/s"}},
-      {R"((\d+(?:\.\d+)?)\s?(s/it)\b)", {"s/it"}},
+      {R"(((?:\B[-+])?\d+(?:\.\d+)?)\s?(s/it)\b)", {"s/it"}},
   };
   bool operator==(const MetricsPatterns&) const = default;
 };

@@ -120,7 +120,15 @@ std::optional<ScannedNumber> NumberEndingAt(std::string_view line, size_t end) {
   }
   while (start > 0 && IsMantissaChar(line[start - 1])) --start;
   while (start < end && !IsDigit(line[start])) ++start;  // a number starts with a digit
-  if (start == end || (start > 0 && IsWordChar(line[start - 1]))) return std::nullopt;
+  if (start == end) return std::nullopt;
+  // A sign right before the digits is the number's ("-13.8 Ktok/s": a rate
+  // is never negative, but one the job printed negative is taken as printed,
+  // not turned into a speed it never had), unless a word or a number runs
+  // into it ("epoch 1-13.8", "warmup-13.8": a dash that joins).
+  if (start > 0 && (line[start - 1] == '-' || line[start - 1] == '+') && (start == 1 || !IsWordChar(line[start - 2]))) {
+    --start;
+  }
+  if (start > 0 && IsWordChar(line[start - 1])) return std::nullopt;
   std::optional<ScannedNumber> n = ScanNumber(line.substr(start, end - start));
   if (!n || n->length != end - start) return std::nullopt;
   return n;

@@ -10,7 +10,9 @@
 //   NUMBER [space] [k|K|M|G] [space] UNIT/s or /sec, UNIT one of tok,
 //     tokens, token, samples, sample, it, img, images; or NUMBER [space] s/it,
 // where NUMBER is [+-] digits with optional ",ddd" groups, an optional
-// fraction and exponent, or nan / inf. A key is a whole word ('_' and
+// fraction and exponent, or nan / inf. A rate's sign counts only when
+// nothing of a word or number runs into it ("-13.8 Ktok/s" is -13800 as the
+// job printed it; "epoch 1-13.8 Ktok/s" is 13800). A key is a whole word ('_' and
 // letters count as word characters, so max_steps is not step). The first
 // occurrence wins, in the order above.
 #pragma once

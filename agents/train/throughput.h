@@ -8,7 +8,10 @@
 namespace gpuctl::train {
 
 struct Throughput {
-  double value = 0;  // with the K/M/G prefix applied: "13.8 Ktok/s" -> 13800
+  // With the K/M/G prefix applied: "13.8 Ktok/s" -> 13800. Negative when the
+  // log printed it so ("-13.8 Ktok/s" -> -13800): no rate is, but the reading
+  // says what the job said rather than a speed it never had.
+  double value = 0;
   std::string unit;  // "tok/s", "samples/s", "it/s", "s/it", "img/s", or as printed
   bool operator==(const Throughput&) const = default;
 };

@@ -11,6 +11,7 @@
 #include "client/output/event_text.h"
 #include "client/resuming_event_stream.h"
 #include "common/json_text.h"
+#include "common/utf8.h"
 
 namespace gpuctl::client {
 namespace {
@@ -59,7 +60,8 @@ void RunEvents(CommandContext& ctx, const EventsFlags& flags) {
     out.flush();  // a reader (| jq, | grep) waits on each event
     return static_cast<bool>(out);  // stop when stdout is gone (| head)
   };
-  auto note = [&ctx](const std::string& line) { ctx.console.err << line << "\n" << std::flush; };
+  // A note (reconnecting, gave up) may quote the agent's error.
+  auto note = [&ctx](const std::string& line) { ctx.console.err << EscapeForTerminal(line) << "\n" << std::flush; };
   Status s = WatchEventsResuming(options, seams, write, note);
   if (!s.ok()) ctx.Fail(s);
 }
@@ -74,10 +76,11 @@ void AddEventsCommand(CLI::App& app, CommandContext& context) {
       "Prints the events the agent still keeps (its last 1000), oldest first, one per line: local time, kind, "
       "job (or -), message. -o json prints one JSON object per line: seq, time_unix_ms, kind, job (null: "
       "none), message, fields.\n"
+      "Event numbers (seq) keep rising across agent restarts: the agent journals its events in "
+      "STATE_DIR/events, so --after SEQ works after a restart too.\n"
       "With -f, keeps printing new events until interrupted; if the agent restarts or the connection drops, "
-      "reconnects for up to 2 minutes and shows the new agent's events from its oldest kept one (event "
-      "numbers restart with each agent run). A reader that falls behind gets an events_dropped event "
-      "saying how many it missed.\n"
+      "reconnects for up to 2 minutes and goes on after the last event printed, so none is shown twice or "
+      "missed. A reader that falls behind gets an events_dropped event saying how many it missed.\n"
       "Exit 0 ok, 1 the agent reported an error, 3 the agent cannot be reached.");
   cmd->add_flag("-f,--follow", flags->follow, "Keep printing new events as they happen");
   cmd->add_option("--after", flags->after, "Only events numbered above SEQ (the seq of the last one you saw)")

@@ -10,6 +10,7 @@
 #include "client/job_name.h"
 #include "client/multinode/multinode_commands.h"
 #include "client/resuming_log_stream.h"
+#include "common/utf8.h"
 
 namespace gpuctl::client {
 namespace {
@@ -51,7 +52,7 @@ void RunLogs(CommandContext& ctx, const LogsFlags& flags, bool from_offset_given
   v1::StreamLogsRequest request;
   request.set_name(flags.name);
   request.set_from_offset(*from_offset);
-  request.set_tail_lines(static_cast<uint32_t>(*tail));
+  if (tail_given) request.set_tail_lines(static_cast<uint32_t>(*tail));  // 0 too: from the end
   request.set_follow(flags.follow);
   Status s = WriteJobLog(ctx, **agent, request);
   if (!s.ok()) ctx.Fail(s);
@@ -67,7 +68,8 @@ Status WriteJobLog(CommandContext& ctx, AgentClient& client, const v1::StreamLog
     out.flush();
     return static_cast<bool>(out);  // stop when stdout is gone (| head)
   };
-  auto note = [&ctx](const std::string& line) { ctx.console.err << line << "\n" << std::flush; };
+  // The log itself stays raw; a note (reconnecting) may quote the agent's error.
+  auto note = [&ctx](const std::string& line) { ctx.console.err << EscapeForTerminal(line) << "\n" << std::flush; };
   return StreamJobLog(client, request, write, note);
 }
 
@@ -96,7 +98,8 @@ void AddTrainLogsCommand(CLI::App& train, CommandContext& context) {
   cmd->footer(
       "Writes output.log byte for byte (-o json does not apply). With -f, keeps following until the job has "
       "ended and all was written; if the agent restarts or the connection drops, reconnects for up to 2 "
-      "minutes and resumes at the next byte, so nothing is lost or repeated.\n"
+      "minutes and resumes at the next byte, so nothing is lost or repeated. If output.log is truncated "
+      "meanwhile (logrotate's copytruncate), says so on stderr and goes on from its new start.\n"
       "A multi-node job (train start --multinode) prints every part's lines, each prefixed [NODE], interleaved "
       "as they come; --node NODE follows one part.\n"
       "Exit 1 when the agent knows no job NAME; 3 when it cannot be reached.");
@@ -106,9 +109,10 @@ void AddTrainLogsCommand(CLI::App& train, CommandContext& context) {
       "--from-offset", flags->from_offset,
       "Start at this byte offset of output.log (e.g. where an earlier run of this command stopped)")
       ->type_name("N");
-  CLI::Option* tail =
-      cmd->add_option("--tail", flags->tail, "Start this many lines before the end (default: from the start)")
-          ->type_name("LINES");
+  CLI::Option* tail = cmd->add_option("--tail", flags->tail,
+                                      "Start this many lines before the end; 0 starts at the end (with -f: only "
+                                      "what is written from now on). Default: from the start")
+                           ->type_name("LINES");
   cmd->callback([&context, flags, from_offset, tail] {
     RunLogs(context, *flags, from_offset->count() > 0, tail->count() > 0);
   });

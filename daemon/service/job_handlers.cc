@@ -161,7 +161,7 @@ grpc::ServerWriteReactor<v1::LogChunk>* AgentService::StreamLogs(grpc::CallbackS
   train::LogFollowOptions options;
   options.job = request->name();
   options.from_offset = request->from_offset();
-  options.tail_lines = request->tail_lines();
+  if (request->has_tail_lines()) options.tail_lines = request->tail_lines();
   options.follow = request->follow();
   return new LogStreamReactor(jobs_, log_watch_, log_slots_, std::move(options), &streams_);
 }

@@ -113,26 +113,38 @@ TEST(WatchEventsResuming, FollowFailsAtOnceWhenNobodyListens) {
   EXPECT_TRUE(run.notes.empty());
 }
 
-TEST(WatchEventsResuming, AfterAReconnectItStartsAtTheNewAgentsOldestEventAndSaysSo) {
+// seq rises across agent restarts (the events are journaled): a reconnected
+// stream goes on after the last event written, none twice, none missed.
+TEST(WatchEventsResuming, AfterAReconnectItGoesOnAfterTheLastEventWrittenAndSaysSo) {
   FakeAgent agent;
   agent.calls.push_back({{8, 9}, Unavailable("the agent closed the stream")});
-  agent.calls.push_back({{1, 2}, Unavailable("gone again")});
-  agent.calls.push_back({{1, 2, 3}, Status(ErrorCode::kInternal, "boom")});
+  agent.calls.push_back({{10, 0, 12}, Unavailable("gone again")});  // 0: an events_dropped
+  agent.calls.push_back({{13}, Status(ErrorCode::kInternal, "boom")});
   agent.probes = {Status::Ok(), Unavailable("down"), Unavailable("down"), Status::Ok(), Status::Ok()};
   Outcome run = Follow(agent, Options(true, 7));
   EXPECT_EQ(run.status.code(), ErrorCode::kInternal);  // not a lost agent: no retry
-  EXPECT_EQ(run.written, (std::vector<uint64_t>{8, 9, 1, 2, 1, 2, 3}));
+  EXPECT_EQ(run.written, (std::vector<uint64_t>{8, 9, 10, 0, 12, 13}));
   ASSERT_EQ(agent.requests.size(), 3u);
   EXPECT_EQ(agent.requests[0].after_seq(), 7u);
-  EXPECT_EQ(agent.requests[1].after_seq(), 0u);
-  EXPECT_EQ(agent.requests[2].after_seq(), 0u);
+  EXPECT_EQ(agent.requests[1].after_seq(), 9u);
+  EXPECT_EQ(agent.requests[2].after_seq(), 12u);
   for (const v1::WatchEventsRequest& r : agent.requests) EXPECT_TRUE(r.follow());
   ASSERT_EQ(run.notes.size(), 4u);  // lost, reconnected; lost, reconnected
   EXPECT_NE(run.notes[0].find("lost the agent at unix:/run/gpuctl/gpuctld.sock"), std::string::npos);
-  EXPECT_NE(run.notes[1].find("reconnected"), std::string::npos);
-  EXPECT_NE(run.notes[1].find("restart"), std::string::npos);
+  EXPECT_EQ(run.notes[1], "gpuctl: reconnected to unix:/run/gpuctl/gpuctld.sock; going on after event 9");
   EXPECT_NE(run.notes[2].find("lost the agent"), std::string::npos);
-  EXPECT_NE(run.notes[3].find("reconnected"), std::string::npos);
+  EXPECT_EQ(run.notes[3], "gpuctl: reconnected to unix:/run/gpuctl/gpuctld.sock; going on after event 12");
+}
+
+TEST(WatchEventsResuming, AReconnectBeforeAnyEventKeepsTheAfterAskedFor) {
+  FakeAgent agent;
+  agent.calls.push_back({{}, Unavailable("closed")});
+  agent.calls.push_back({{6}, Status::Ok()});
+  Outcome run = Follow(agent, Options(true, 5));
+  EXPECT_TRUE(run.status.ok());
+  ASSERT_EQ(agent.requests.size(), 2u);
+  EXPECT_EQ(agent.requests[1].after_seq(), 5u);
+  EXPECT_EQ(run.written, (std::vector<uint64_t>{6}));
 }
 
 TEST(WatchEventsResuming, AProbeThatAnswersWithAnErrorStillCountsAsBack) {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,18 @@ TEST(LogOffsetTracker, FromOffsetExpectsTheFirstChunkThere) {
   EXPECT_EQ(t.next_offset(), 103u);
 }
 
+TEST(LogOffsetTracker, AfterACutTheNewContentIsTakenWhole) {
+  LogOffsetTracker t(0);
+  EXPECT_EQ(Take(t, 0, "abcdef"), "abcdef");
+  EXPECT_EQ(t.StartOver(0), 6u);
+  EXPECT_EQ(t.next_offset(), 0u);
+  EXPECT_EQ(Take(t, 0, "xy"), "xy");  // not an overlap of "ab"
+  EXPECT_EQ(t.next_offset(), 2u);
+  LogOffsetTracker unanchored(std::nullopt);
+  EXPECT_EQ(unanchored.StartOver(0), std::nullopt);
+  EXPECT_EQ(unanchored.next_offset(), 0u);
+}
+
 TEST(ResumeRequest, ContinuesAtTheNextByteWithoutTail) {
   v1::StreamLogsRequest original;
   original.set_name("job");
@@ -87,8 +100,13 @@ TEST(ResumeRequest, ContinuesAtTheNextByteWithoutTail) {
   v1::StreamLogsRequest r = ResumeRequest(original, t);
   EXPECT_EQ(r.name(), "job");
   EXPECT_EQ(r.from_offset(), 510u);
-  EXPECT_EQ(r.tail_lines(), 0u);
+  EXPECT_FALSE(r.has_tail_lines());  // a tail of 0 would start at the end
   EXPECT_TRUE(r.follow());
+
+  original.set_tail_lines(0);
+  LogOffsetTracker none_yet(std::nullopt);
+  EXPECT_TRUE(ResumeRequest(original, none_yet).has_tail_lines());
+  EXPECT_EQ(ResumeRequest(original, none_yet).tail_lines(), 0u);
 }
 
 // A scripted agent: each StreamLogs call plays one "attempt" (chunks, then a
@@ -99,6 +117,8 @@ struct FakeAgent {
     Status end;
   };
   std::deque<Attempt> attempts;
+  std::set<std::pair<size_t, size_t>> truncated;  // (attempt, chunk) sent with LogChunk.truncated
+  size_t attempt_number = 0;
   std::deque<Status> probes;  // empty: Ok
   std::vector<v1::StreamLogsRequest> requests;
   int probe_calls = 0;
@@ -113,10 +133,12 @@ struct FakeAgent {
       if (attempts.empty()) return Unavailable("no agent");
       Attempt attempt = attempts.front();
       attempts.pop_front();
-      for (const auto& [offset, data] : attempt.chunks) {
+      const size_t number = attempt_number++;
+      for (size_t i = 0; i < attempt.chunks.size(); ++i) {
         v1::LogChunk chunk;
-        chunk.set_offset(offset);
-        chunk.set_data(data);
+        chunk.set_offset(attempt.chunks[i].first);
+        chunk.set_data(attempt.chunks[i].second);
+        chunk.set_truncated(truncated.contains({number, i}));
         if (!sink(chunk)) return Status::Ok();
       }
       return attempt.end;
@@ -242,6 +264,43 @@ TEST(StreamLogResuming, TailIsKeptUntilTheFirstByteArrives) {
   EXPECT_EQ(agent.requests[1].tail_lines(), 10u);
   EXPECT_EQ(agent.requests[1].from_offset(), 0u);
   EXPECT_EQ(agent.written, "last\n");
+}
+
+TEST(StreamLogResuming, TailZeroStartsWhereTheAgentSays) {
+  FakeAgent agent;
+  agent.attempts.push_back({{{5000, "new\n"}}, Status::Ok()});
+  LogStreamOptions options = Follow("job");
+  options.request.set_tail_lines(0);
+  ASSERT_TRUE(agent.Run(options).ok());
+  EXPECT_EQ(agent.written, "new\n");
+  EXPECT_EQ(agent.notes, std::vector<std::string>{});  // no "5000 bytes never received"
+  ASSERT_EQ(agent.requests.size(), 1u);
+  EXPECT_TRUE(agent.requests[0].has_tail_lines());
+  EXPECT_EQ(agent.requests[0].tail_lines(), 0u);
+}
+
+// copytruncate under a follow: the agent says the log was cut and sends the
+// new content from its start; the client writes it whole (no overlap trimmed
+// away, no torn line) and says so on stderr, also when the cut happened
+// while it was reconnecting.
+TEST(StreamLogResuming, ATruncatedLogIsSaidAndFollowedFromItsNewStart) {
+  FakeAgent agent;
+  agent.attempts.push_back(
+      {{{0, "step 1\n"}, {7, "step 2\n"}, {0, ""}, {0, "step 3\n"}, {7, "step 4\n"}}, Unavailable("socket closed")});
+  agent.truncated.insert({0, 2});
+  agent.attempts.push_back({{{0, "step 5\n"}}, Status::Ok()});
+  agent.truncated.insert({1, 0});
+  ASSERT_TRUE(agent.Run(Follow("job")).ok());
+  EXPECT_EQ(agent.written, "step 1\nstep 2\nstep 3\nstep 4\nstep 5\n");
+  ASSERT_EQ(agent.requests.size(), 2u);
+  EXPECT_EQ(agent.requests[1].from_offset(), 14u);
+  ASSERT_EQ(agent.notes.size(), 3u);
+  const std::string cut =
+      "gpuctl: output.log of job was truncated (it is shorter than the 14 bytes written so far), e.g. by "
+      "logrotate's copytruncate; following it from its new start";
+  EXPECT_EQ(agent.notes[0], cut);
+  EXPECT_NE(agent.notes[1].find("lost the agent"), std::string::npos);
+  EXPECT_EQ(agent.notes[2], cut);
 }
 
 }  // namespace

@@ -73,6 +73,7 @@ class FakeAgent final : public v1::Agent::Service {
       streams.push_back(*request);
     }
     uint64_t offset = request->from_offset() > 3 ? request->from_offset() - 3 : 0;
+    if (request->has_tail_lines() && request->tail_lines() == 0) offset = log.size();  // as the agent does
     while (offset < log.size()) {
       v1::LogChunk chunk;
       chunk.set_offset(offset);
@@ -223,6 +224,15 @@ TEST_F(TrainCommandTest, LogsAreWrittenRawFromTheOffsetAsked) {
   EXPECT_FALSE(agent_.streams.back().follow());
   EXPECT_EQ(Gpuctl({"train", "logs", "job", "--tail", "2"}).code, kExitOk);
   EXPECT_EQ(agent_.streams.back().tail_lines(), 2u);
+  // --tail 0 reaches the wire as a count (nothing before the end), not as "no tail".
+  CliRun none = Gpuctl({"train", "logs", "job", "--tail", "0"});
+  ASSERT_EQ(none.code, kExitOk) << none.err;
+  EXPECT_EQ(none.out, "");
+  ASSERT_TRUE(agent_.streams.back().has_tail_lines());
+  EXPECT_EQ(agent_.streams.back().tail_lines(), 0u);
+  EXPECT_EQ(agent_.streams.back().from_offset(), 0u);
+  EXPECT_EQ(Gpuctl({"train", "logs", "job"}).out, agent_.log);
+  EXPECT_FALSE(agent_.streams.back().has_tail_lines());
 }
 
 TEST_F(TrainCommandTest, FollowSurvivesAnAgentRestart) {
@@ -246,7 +256,7 @@ TEST_F(TrainCommandTest, FollowSurvivesAnAgentRestart) {
   EXPECT_EQ(run.err, "gpuctl: lost the agent at " + address_ + ", reconnecting...\n");
   ASSERT_FALSE(restarted.streams.empty());
   EXPECT_EQ(restarted.streams.back().from_offset(), 14u);
-  EXPECT_EQ(restarted.streams.back().tail_lines(), 0u);
+  EXPECT_FALSE(restarted.streams.back().has_tail_lines());
   EXPECT_TRUE(restarted.streams.back().follow());
 }
 

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <string>
+
 namespace gpuctl {
 namespace {
 
@@ -33,6 +36,27 @@ TEST(ParseByteSize, PyTorchAndNvidiaSmiForms) {
   EXPECT_EQ(*ParseByteSize("20998 MiB"), 20998ull << 20);
   EXPECT_FALSE(ParseByteSize("lots").ok());
   EXPECT_FALSE(ParseByteSize("12 parsecs").ok());
+}
+
+// A count of bytes goes on as int64 (the proto's uint64 read back by JSON
+// consumers, the client's int64): a size past INT64_MAX is refused, never
+// wrapped or saturated into a figure the text did not state.
+TEST(ParseByteSize, SizesPastInt64MaxAreRefused) {
+  EXPECT_FALSE(ParseByteSize("18446744073709551616 GiB").ok());  // 2^64 GiB
+  EXPECT_FALSE(ParseByteSize("18446744073709551616 B").ok());    // 2^64
+  EXPECT_FALSE(ParseByteSize("18446744073709551615 B").ok());    // UINT64_MAX
+  EXPECT_FALSE(ParseByteSize("9223372036854775808 B").ok());     // INT64_MAX + 1
+  EXPECT_EQ(*ParseByteSize("9223372036854775807 B"), uint64_t{INT64_MAX});
+  EXPECT_EQ(*ParseByteSize("8388607 TiB"), 8388607ull << 40);  // 2^63 - 2^40
+  EXPECT_FALSE(ParseByteSize("8388608 TiB").ok());              // 2^63
+  EXPECT_FALSE(ParseByteSize("8388608.0 TiB").ok());
+  EXPECT_EQ(*ParseByteSize("8388607.5 TiB"), (8388607ull << 40) + (1ull << 39));
+  EXPECT_FALSE(ParseByteSize("9223372036854775.808 KB").ok());  // 2^63 with a fraction
+  EXPECT_FALSE(ParseByteSize("9223372036854775807 KB").ok());   // in range, times 1000 is not
+  EXPECT_FALSE(ParseByteSize(std::string(400, '9') + " B").ok());
+  Result<uint64_t> big = ParseByteSize("8388608 TiB");
+  EXPECT_EQ(big.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(big.status().message().find("8388608 TiB"), std::string::npos) << big.status().message();
 }
 
 TEST(FormatBytes, PicksAReadableUnit) {

@@ -270,6 +270,42 @@ TEST(ParseLogLine, OomCutShortKeepsWhatIsWhole) {
   EXPECT_EQ(phrase_only->gpu, std::nullopt);
 }
 
+// A figure whose bytes do not fit int64 (what the proto's uint64 becomes in
+// JSON and in the client) is no usable figure: it stays empty, never wrapped
+// or saturated.
+TEST(ParseLogLine, OomSizesPastInt64MaxAreLeftEmpty) {
+  auto e = ParseLogLine(
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 18446744073709551616 GiB. GPU 0 has a total "
+      "capacity of 8388608 TiB of which 9223372036854775808 B is free. Process 7 has 18446744073709551616 GiB "
+      "memory in use. Process 8 has 1.00 GiB memory in use. Including non-PyTorch memory, this process has "
+      "9223372036854775807 B memory in use. 99999999999 TiB allowed; Of the allocated memory 8388607 TiB is "
+      "allocated by PyTorch, and 8388608.5 TiB is reserved by PyTorch but unallocated.",
+      0);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, "cuda_oom");
+  EXPECT_EQ(e->gpu, 0);
+  EXPECT_EQ(e->tried_bytes, std::nullopt);
+  EXPECT_EQ(e->total_bytes, std::nullopt);
+  EXPECT_EQ(e->free_bytes, std::nullopt);
+  EXPECT_EQ(e->in_use_bytes, uint64_t{INT64_MAX});  // the largest that fits is kept
+  EXPECT_EQ(e->allowed_bytes, std::nullopt);
+  EXPECT_EQ(e->allocated_bytes, 8388607ull << 40);
+  EXPECT_EQ(e->reserved_unallocated_bytes, std::nullopt);
+  EXPECT_EQ(e->other_processes, (std::vector<GpuProcessMemory>{{8, kGiB}}));
+
+  auto pre21 = ParseLogLine(
+      "RuntimeError: CUDA out of memory. Tried to allocate 18446744073709551616 GiB (GPU 0; 8388608 TiB total "
+      "capacity; 14.00 GiB already allocated; 9223372036854775808 bytes free; 8388608 TiB reserved in total by "
+      "PyTorch)",
+      0);
+  ASSERT_TRUE(pre21.has_value());
+  EXPECT_EQ(pre21->tried_bytes, std::nullopt);
+  EXPECT_EQ(pre21->total_bytes, std::nullopt);
+  EXPECT_EQ(pre21->allocated_bytes, 14 * kGiB);
+  EXPECT_EQ(pre21->free_bytes, std::nullopt);
+  EXPECT_EQ(pre21->reserved_unallocated_bytes, std::nullopt);
+}
+
 TEST(ParseLogLine, CudaRuntimeOutOfMemory) {
   auto e = ParseLogLine("RuntimeError: CUDA error: out of memory", 0);
   ASSERT_TRUE(e.has_value());

@@ -123,6 +123,7 @@ struct Followed {
   std::vector<Chunk> chunks;
   std::string text;
   LogStep::Kind last = LogStep::Kind::kDone;
+  std::vector<size_t> truncated;  // which chunks said the log was cut
 };
 
 // Takes steps until the follower waits or is done.
@@ -136,6 +137,7 @@ Followed Drain(LogFollower& follower) {
       out.last = step->kind;
       return out;
     }
+    if (step->truncated) out.truncated.push_back(out.chunks.size());
     out.text += step->data;
     out.chunks.push_back({step->offset, std::move(step->data)});
   }
@@ -255,6 +257,77 @@ TEST_F(LogFollowerTest, FromOffsetAndTailLines) {
   EXPECT_EQ(tail.text, "\nstep 3 | loss 2.0 and no newline at the end");
   ASSERT_FALSE(tail.chunks.empty());
   EXPECT_EQ(tail.chunks[0].offset, log_text_.size() - tail.text.size());
+}
+
+// --tail 0: none of what is written; with follow, what comes after.
+TEST_F(LogFollowerTest, TailZeroLinesStartsAtTheEnd) {
+  JobRecord job = StartOk(Spec("tail0"));
+  Append(job.log_path, log_text_);
+  LogFollower once = Open({.job = "tail0", .tail_lines = 0});
+  Followed none = Drain(once);
+  EXPECT_EQ(none.text, "");
+  EXPECT_EQ(none.last, LogStep::Kind::kDone);
+
+  LogFollower following = Open({.job = "tail0", .tail_lines = 0, .follow = true});
+  Followed at_end = Drain(following);
+  EXPECT_EQ(at_end.text, "");
+  EXPECT_EQ(at_end.last, LogStep::Kind::kWait);
+  Append(job.log_path, "\nstep 4\n");
+  Followed more = Drain(following);
+  EXPECT_EQ(more.text, "\nstep 4\n");
+  ASSERT_FALSE(more.chunks.empty());
+  EXPECT_EQ(more.chunks[0].offset, log_text_.size());
+
+  // No tail asked: from the start, as before.
+  LogFollower all = Open({.job = "tail0"});
+  EXPECT_EQ(Drain(all).text, log_text_ + "\nstep 4\n");
+}
+
+// logrotate's copytruncate copies the log away and cuts it to 0 while the
+// job writes on. A follower that kept its offset would hand over the new
+// content from that offset on: a torn line, and the lines before it lost.
+TEST_F(LogFollowerTest, ALogCutShorterIsFollowedFromItsNewStart) {
+  JobRecord job = StartOk(Spec("rotated"));
+  const std::string before = "step 1 | loss 2.5\nstep 2 | loss 2.25\n";
+  Append(job.log_path, before);
+  LogFollower follower = Open({.job = "rotated", .follow = true});
+  EXPECT_EQ(Drain(follower).text, before);
+
+  ASSERT_EQ(::truncate(job.log_path.c_str(), 0), 0);
+  Followed at_cut = Drain(follower);
+  EXPECT_EQ(at_cut.last, LogStep::Kind::kWait);
+  // Said at once, before the job writes again: one empty chunk at the new start.
+  ASSERT_EQ(at_cut.chunks.size(), 1u);
+  EXPECT_EQ(at_cut.chunks[0].offset, 0u);
+  EXPECT_EQ(at_cut.truncated, (std::vector<size_t>{0}));
+  const std::string after = "step 3 | loss 2.0\nstep 4 | loss 1.9\nstep 5 | loss 1.8\n";
+  Append(job.log_path, after);
+  Followed rest = Drain(follower);
+  EXPECT_EQ(at_cut.text + rest.text, after);
+  EXPECT_EQ(rest.last, LogStep::Kind::kWait);
+  EXPECT_TRUE(rest.truncated.empty());
+  ExpectContiguous(rest.chunks, 0, 256 * 1024);
+
+  // Cut again, and written to again (less than before) before the follower looks.
+  ASSERT_EQ(::truncate(job.log_path.c_str(), 0), 0);
+  Append(job.log_path, "step 6\n");
+  Followed again = Drain(follower);
+  EXPECT_EQ(again.text, "step 6\n");
+  ASSERT_FALSE(again.chunks.empty());
+  EXPECT_EQ(again.chunks[0].offset, 0u);
+  EXPECT_EQ(again.truncated, (std::vector<size_t>{0}));
+
+  // A stream resumed at an offset past the end (the log was cut while the
+  // client reconnected) is told alike.
+  LogFollower resumed = Open({.job = "rotated", .from_offset = 500, .follow = true});
+  Followed from_start = Drain(resumed);
+  EXPECT_EQ(from_start.text, "step 6\n");
+  EXPECT_EQ(from_start.truncated, (std::vector<size_t>{0}));
+  // Without follow, an offset past the end is only the end.
+  LogFollower once = Open({.job = "rotated", .from_offset = 500});
+  Followed nothing = Drain(once);
+  EXPECT_EQ(nothing.text, "");
+  EXPECT_EQ(nothing.last, LogStep::Kind::kDone);
 }
 
 TEST_F(LogFollowerTest, FollowWakesOnAppendAndEndsWithTheJob) {

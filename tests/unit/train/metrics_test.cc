@@ -56,6 +56,38 @@ TEST(MetricsTracker, TokenUnitSpellings) {
   EXPECT_EQ(images.throughput, (Throughput{410, "img/s"}));
 }
 
+// No rate is negative, but a log that prints one (the job's own arithmetic
+// over a clock that went back) is taken as printed: dropping the sign would
+// report a speed the job never said it had.
+TEST(MetricsTracker, ANegativeThroughputKeepsItsSign) {
+  MetricsState s = After({"step 5 | loss 2.1 | -13.8 Ktok/s"});
+  EXPECT_EQ(s.step, 5u);
+  EXPECT_EQ(s.throughput, (Throughput{-13800, "tok/s"}));
+  EXPECT_EQ(After({"-2.5 s/it"}).throughput, (Throughput{-2.5, "s/it"}));
+  EXPECT_EQ(After({"speed: -950 tokens/s"}).throughput, (Throughput{-950, "tok/s"}));
+  EXPECT_EQ(After({"(-1.2e+03 samples/s)"}).throughput, (Throughput{-1200, "samples/s"}));
+  EXPECT_EQ(After({"rate +950 tok/s"}).throughput, (Throughput{950, "tok/s"}));
+  // A dash between two numbers or words joins them; it is no sign.
+  EXPECT_EQ(After({"epoch 1-13.8 Ktok/s"}).throughput, (Throughput{13800, "tok/s"}));
+  EXPECT_EQ(After({"warmup-13.8 Ktok/s"}).throughput, (Throughput{13800, "tok/s"}));
+  EXPECT_EQ(After({"12.1-13.8 Ktok/s"}).throughput, (Throughput{13800, "tok/s"}));
+  // A negative reading is never the best of a family that had a real one.
+  MetricsState after = After({"12 Ktok/s", "-13.8 Ktok/s"});
+  EXPECT_EQ(after.throughput, (Throughput{-13800, "tok/s"}));
+  EXPECT_EQ(after.best_throughput, (Throughput{12000, "tok/s"}));
+
+  // The default throughput patterns, when other patterns are replaced, read it alike.
+  MetricsPatterns patterns;
+  patterns.loss = {{R"(L=(\d+\.\d+))", {"L="}}};
+  MetricsTracker tracker = Tracker(patterns);
+  tracker.Observe("L=0.50 | -13.8 Ktok/s");
+  EXPECT_EQ(tracker.state().throughput, (Throughput{-13800, "tok/s"}));
+  tracker.Observe("-2.5 s/it");
+  EXPECT_EQ(tracker.state().throughput, (Throughput{-2.5, "s/it"}));
+  tracker.Observe("epoch 1-13.8 Ktok/s");
+  EXPECT_EQ(tracker.state().throughput, (Throughput{13800, "tok/s"}));
+}
+
 TEST(MetricsTracker, HuggingFaceTrainerDict) {
   MetricsState s = After({"{'loss': 2.1043, 'grad_norm': 1.2345, 'learning_rate': 4.5e-05, 'epoch': 0.12}"});
   EXPECT_DOUBLE_EQ(*s.loss, 2.1043);
