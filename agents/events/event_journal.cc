@@ -70,7 +70,12 @@ Result<AgentEvent> EventJournal::FromLine(std::string_view line) {
 }
 
 std::vector<AgentEvent> EventJournal::LoadRecent(size_t max) const {
-  std::deque<AgentEvent> recent;
+  return LoadRecent(max, [](const AgentEvent&) { return false; }, 0).recent;
+}
+
+EventJournal::Loaded EventJournal::LoadRecent(size_t max, const std::function<bool(const AgentEvent&)>& also,
+                                              size_t also_max) const {
+  std::deque<AgentEvent> recent, older;
   for (const std::string& path : {Previous(), Current()}) {
     Result<std::string> text = sys::ReadRegularFile(path, kMaxJournalRead);
     if (!text.ok()) continue;
@@ -84,10 +89,16 @@ std::vector<AgentEvent> EventJournal::LoadRecent(size_t max) const {
       // Seqs only rise; anything else is a leftover, not the journal's order.
       if (!recent.empty() && e->seq <= recent.back().seq) continue;
       recent.push_back(std::move(*e));
-      if (recent.size() > max) recent.pop_front();
+      if (recent.size() <= max) continue;
+      // Falls out of the newest: kept apart when `also` wants it.
+      if (also_max > 0 && also(recent.front())) {
+        older.push_back(std::move(recent.front()));
+        if (older.size() > also_max) older.pop_front();
+      }
+      recent.pop_front();
     }
   }
-  return {recent.begin(), recent.end()};
+  return {{recent.begin(), recent.end()}, {older.begin(), older.end()}};
 }
 
 Status EventJournal::Append(const AgentEvent& event) {

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +37,13 @@ class EventJournal {
 
   // The newest `max` events on disk, oldest first (both files).
   std::vector<AgentEvent> LoadRecent(size_t max) const;
+  // The same, and before them the newest `also_max` events `also` picks
+  // (the deciding ones an EventLog keeps aside), each list oldest first.
+  struct Loaded {
+    std::vector<AgentEvent> recent;
+    std::vector<AgentEvent> older_kept;
+  };
+  Loaded LoadRecent(size_t max, const std::function<bool(const AgentEvent&)>& also, size_t also_max) const;
   // Appends one event; rotates when the file has grown past max_bytes.
   // Errors are logged by the caller; the event stays in memory.
   Status Append(const AgentEvent& event);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <set>
 #include <string>
 
 #include <spdlog/spdlog.h>
@@ -22,6 +23,28 @@ uint64_t FirstSeqAfter(uint64_t after_seq, uint64_t oldest) {
 
 }  // namespace
 
+bool DecidesSomething(const std::string& kind) {
+  static const std::set<std::string, std::less<>> deciding = {
+      "guard_kill",   "guard_no_victim", "job_started",     "job_ended",   "job_queued",
+      "job_orphaned", "cuda_oom",        "nccl_error",      "signal",      "alloc_conf_invalid",
+      "oom_remediation", "oom_gave_up",  "build_failed",    "build_summary"};
+  return deciding.contains(kind);
+}
+
+void EventLog::KeepAsideLocked(const AgentEvent& event) {
+  if (!DecidesSomething(event.kind)) return;
+  deciding_.push_back(event);
+  while (deciding_.size() > kDecidingKept) deciding_.pop_front();
+}
+
+std::vector<AgentEvent> EventLog::AsideLocked(uint64_t from, uint64_t to) const {
+  std::vector<AgentEvent> out;
+  for (const AgentEvent& e : deciding_) {
+    if (e.seq >= from && e.seq < to) out.push_back(e);
+  }
+  return out;
+}
+
 std::optional<AgentEvent> EventSubscription::Next() { return log_.NextFor(*this); }
 
 bool EventSubscription::ended() const {
@@ -34,11 +57,16 @@ EventLog::EventLog(const sys::Clock& clock, size_t capacity, std::unique_ptr<Eve
   ring_.resize(capacity_);
   if (!journal_) return;
   // Continue where the last run stopped: its newest events, and the seq
-  // after them. Each lands where Publish would have put it.
-  for (AgentEvent& e : journal_->LoadRecent(capacity_)) {
+  // after them, each where Publish would have put it; and the deciding ones
+  // before them, kept aside as Publish would have.
+  EventJournal::Loaded loaded = journal_->LoadRecent(
+      capacity_, [](const AgentEvent& e) { return DecidesSomething(e.kind); }, kDecidingKept);
+  for (AgentEvent& e : loaded.older_kept) KeepAsideLocked(e);
+  for (AgentEvent& e : loaded.recent) {
     if (e.seq != next_seq_) kept_ = 0;  // a gap: the ring starts at this one
     next_seq_ = e.seq + 1;
     kept_ = std::min(kept_ + 1, capacity_);
+    KeepAsideLocked(e);
     ring_[(e.seq - 1) % capacity_] = std::move(e);
   }
 }
@@ -58,6 +86,7 @@ uint64_t EventLog::Publish(AgentEvent event) {
         spdlog::warn("event {} is kept in memory only: {}", seq, s.message());
       }
     }
+    KeepAsideLocked(event);
     ring_[(seq - 1) % capacity_] = std::move(event);
     kept_ = std::min(kept_ + 1, capacity_);
     for (const std::shared_ptr<EventSubscription>& s : subscriptions_) {
@@ -72,8 +101,10 @@ uint64_t EventLog::Publish(AgentEvent event) {
 
 std::vector<AgentEvent> EventLog::Since(uint64_t after_seq) const {
   std::lock_guard lock(mutex_);
+  const uint64_t oldest = OldestSeqLocked();
   std::vector<AgentEvent> out;
-  for (uint64_t seq = FirstSeqAfter(after_seq, OldestSeqLocked()); seq < next_seq_; ++seq) {
+  if (after_seq != std::numeric_limits<uint64_t>::max()) out = AsideLocked(after_seq + 1, oldest);
+  for (uint64_t seq = FirstSeqAfter(after_seq, oldest); seq < next_seq_; ++seq) {
     out.push_back(AtLocked(seq));
   }
   return out;
@@ -87,8 +118,12 @@ uint64_t EventLog::last_seq() const {
 std::shared_ptr<EventSubscription> EventLog::Subscribe(uint64_t after_seq, std::function<void()> wakeup) {
   std::lock_guard lock(mutex_);
   // The constructor is private to this class: no make_shared.
+  const uint64_t oldest = OldestSeqLocked();
   std::shared_ptr<EventSubscription> subscription(
-      new EventSubscription(*this, FirstSeqAfter(after_seq, OldestSeqLocked()), std::move(wakeup)));
+      new EventSubscription(*this, FirstSeqAfter(after_seq, oldest), std::move(wakeup)));
+  if (after_seq != std::numeric_limits<uint64_t>::max()) {
+    for (AgentEvent& e : AsideLocked(after_seq + 1, oldest)) subscription->aside_.push_back(std::move(e));
+  }
   if (ended_) {
     subscription->ended_ = true;
   } else {
@@ -133,17 +168,26 @@ size_t EventLog::subscriber_count() const {
 std::optional<AgentEvent> EventLog::NextFor(EventSubscription& subscription) {
   std::lock_guard lock(mutex_);
   if (subscription.ended_) return std::nullopt;
+  if (!subscription.aside_.empty()) {
+    AgentEvent next = std::move(subscription.aside_.front());
+    subscription.aside_.pop_front();
+    return next;
+  }
   const uint64_t oldest = OldestSeqLocked();
   if (subscription.next_seq_ < oldest) {
     const uint64_t first = subscription.next_seq_;
-    const uint64_t count = oldest - first;
     subscription.next_seq_ = oldest;
+    // What of them decides something still comes, after the notice.
+    std::vector<AgentEvent> kept = AsideLocked(first, oldest);
+    const uint64_t count = oldest - first - kept.size();
+    for (AgentEvent& e : kept) subscription.aside_.push_back(std::move(e));
     AgentEvent dropped;
     dropped.time_unix_ms = UnixMs(clock_.WallNow());
     dropped.kind = kEventsDroppedKind;
     dropped.message = std::to_string(count) + (count == 1 ? " event was" : " events were") +
                       " dropped: this reader fell behind (seq " + std::to_string(first) + ".." +
-                      std::to_string(oldest - 1) + ")";
+                      std::to_string(oldest - 1) + ")" +
+                      (kept.empty() ? "" : "; the " + std::to_string(kept.size()) + " that decide something follow");
     dropped.fields = {{"count", count}, {"first_seq", first}, {"last_seq", oldest - 1}};
     return dropped;
   }

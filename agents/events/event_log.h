@@ -8,10 +8,19 @@
 // (seq 0, fields {count, first_seq, last_seq}) and then the oldest event the
 // ring still has. So the ring is every subscriber's bounded queue and a
 // subscriber costs a few words, however slow it is.
+//
+// The ring keeps the newest events, whatever they are: a job printing
+// thousands of exceptions would push out the OOM remediation or the guard
+// kill before it. So the events that decide something (DecidesSomething)
+// are also kept aside, the newest
+// kDecidingKept of them, and given to readers in seq order wherever the
+// ring no longer has them: after `events --after N`, at a subscription's
+// start and after an events_dropped.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -25,6 +34,12 @@
 namespace gpuctl::events {
 
 inline constexpr const char* kEventsDroppedKind = "events_dropped";
+
+// The kinds that name an action taken or why a run ended: guard kills (and
+// no victim), job starts, ends, queueing and orphans, the log's cuda_oom,
+// nccl_error, signal and alloc_conf_invalid, OOM remediations and give-ups,
+// failed builds and their summaries. Not tracebacks, warnings, throttles.
+bool DecidesSomething(const std::string& kind);
 
 class EventLog;
 
@@ -47,6 +62,7 @@ class EventSubscription {
   EventLog& log_;
   // Guarded by log_.mutex_.
   uint64_t next_seq_;
+  std::deque<AgentEvent> aside_;  // kept-aside events to give before next_seq_
   bool armed_ = false;  // Next found nothing: wake on the next Publish
   bool ended_ = false;
   // Held while wakeup_ runs, so Unsubscribe can wait out a running one.
@@ -58,6 +74,7 @@ class EventSubscription {
 class EventLog {
  public:
   static constexpr size_t kDefaultCapacity = 1000;
+  static constexpr size_t kDecidingKept = 512;
 
   // `capacity` events are kept (at least 1). The log must outlive its
   // subscriptions. With a `journal`, each event is also appended to it, and
@@ -102,6 +119,10 @@ class EventLog {
   uint64_t OldestSeqLocked() const { return next_seq_ - kept_; }
   const AgentEvent& AtLocked(uint64_t seq) const { return ring_[(seq - 1) % capacity_]; }
   static void Wake(EventSubscription& subscription);
+  // Keeps `event` aside when it decides something. Under mutex_.
+  void KeepAsideLocked(const AgentEvent& event);
+  // Kept-aside events with from <= seq < to, oldest first. Under mutex_.
+  std::vector<AgentEvent> AsideLocked(uint64_t from, uint64_t to) const;
 
   const sys::Clock& clock_;
   const size_t capacity_;
@@ -111,6 +132,7 @@ class EventLog {
   uint64_t next_seq_ = 1;
   bool ended_ = false;
   std::vector<std::shared_ptr<EventSubscription>> subscriptions_;
+  std::deque<AgentEvent> deciding_;  // the newest kDecidingKept deciding events, by seq
   std::unique_ptr<EventJournal> journal_;  // appended under mutex_, in seq order
 };
 

@@ -73,7 +73,8 @@ void AddEventsCommand(CLI::App& app, CommandContext& context) {
   CLI::App* cmd = app.add_subcommand(
       "events", "Show the agent's events: guard kills and warnings, job events");
   cmd->footer(
-      "Prints the events the agent still keeps (its last 1000), oldest first, one per line: local time, kind, "
+      "Prints the events the agent still keeps (its last 1000, and before them the last 512 that decide something: "
+      "guard kills, job starts and ends, CUDA OOMs, remediations, failed builds), oldest first, one per line: local time, kind, "
       "job (or -), message. -o json prints one JSON object per line: seq, time_unix_ms, kind, job (null: "
       "none), message, fields.\n"
       "Event numbers (seq) keep rising across agent restarts: the agent journals its events in "

@@ -1,6 +1,7 @@
 #include "client/output/job_text.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <vector>
 
@@ -22,7 +23,9 @@ std::string Loss(double loss) { return Printf("%.6g", loss); }
 
 // "5123 tok/s", "3.45 it/s", "0.123 s/it": enough digits, no more.
 std::string Rate(const v1::Throughput& t) {
-  const char* format = t.value() >= 100 ? "%.0f" : t.value() >= 1 ? "%.2f" : "%.3g";
+  // By magnitude: a rate the job printed negative keeps its sign and its form.
+  const double size = std::fabs(t.value());
+  const char* format = size >= 100 ? "%.0f" : size >= 1 ? "%.2f" : "%.3g";
   return Printf(format, t.value()) + " " + t.unit();
 }
 

@@ -318,3 +318,20 @@ TEST(JobText, ABuildShowsItsKindAndTheGovernorsFigures) {
 
 }  // namespace
 }  // namespace gpuctl::client
+
+namespace gpuctl::client {
+namespace {
+
+// A throughput the job printed negative is shown as printed, in the same
+// form as a positive one (not "-1.38e+04").
+TEST(JobText, ANegativeThroughputKeepsItsSignAndForm) {
+  v1::Throughput t;
+  t.set_unit("tok/s");
+  t.set_value(-13800);
+  EXPECT_EQ(FormatThroughput(t), "-13800 tok/s");
+  t.set_value(-2.5);
+  EXPECT_EQ(FormatThroughput(t), "-2.50 tok/s");
+}
+
+}  // namespace
+}  // namespace gpuctl::client

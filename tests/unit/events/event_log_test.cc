@@ -304,3 +304,53 @@ TEST(EventLog, ConcurrentPublishersGetUniqueSeqsAndAReaderAccountsForEveryOne) {
 
 }  // namespace
 }  // namespace gpuctl::events
+
+namespace gpuctl::events {
+namespace {
+
+// A job printing thousands of exceptions overruns the ring: the events that
+// decide something before them are still given, in seq order, to a reader
+// of the backlog, to a new subscriber, and to one that fell behind.
+TEST(EventLog, DecidingEventsOutliveAFloodOfTracebacks) {
+  testing::FakeClock clock;
+  EventLog log(clock, 10);
+  auto behind = log.Subscribe(0, [] {});
+  const uint64_t remediation = log.Publish(Event("oom_remediation", "noisy"));
+  const uint64_t kill = log.Publish(Event("guard_kill", "hog"));
+  for (int i = 0; i < 100; ++i) log.Publish(Event("traceback", "noisy"));
+  std::vector<AgentEvent> backlog = log.Since(0);
+  ASSERT_EQ(backlog.size(), 12u);
+  EXPECT_EQ(backlog[0].seq, remediation);
+  EXPECT_EQ(backlog[1].seq, kill);
+  EXPECT_EQ(backlog[2].kind, "traceback");
+  EXPECT_TRUE(std::is_sorted(backlog.begin(), backlog.end(),
+                             [](const AgentEvent& a, const AgentEvent& b) { return a.seq < b.seq; }));
+  EXPECT_EQ(log.Since(remediation).front().seq, kill);
+
+  auto fresh = log.Subscribe(0, [] {});
+  EXPECT_EQ(fresh->Next()->seq, remediation);
+  EXPECT_EQ(fresh->Next()->seq, kill);
+  EXPECT_EQ(fresh->Next()->kind, "traceback");
+
+  std::optional<AgentEvent> notice = behind->Next();
+  ASSERT_TRUE(notice.has_value());
+  EXPECT_EQ(notice->kind, kEventsDroppedKind);
+  EXPECT_EQ(notice->fields["count"], 90) << "the 92 that fell off, less the 2 still given";
+  EXPECT_EQ(behind->Next()->seq, remediation);
+  EXPECT_EQ(behind->Next()->seq, kill);
+  EXPECT_EQ(behind->Next()->kind, "traceback");
+}
+
+// Only so many are kept aside: the newest deciding events win.
+TEST(EventLog, KeptAsideAreTheNewestDecidingEvents) {
+  testing::FakeClock clock;
+  EventLog log(clock, 4);
+  for (size_t i = 0; i < EventLog::kDecidingKept + 20; ++i) log.Publish(Event("job_ended"));
+  for (int i = 0; i < 10; ++i) log.Publish(Event("traceback"));
+  std::vector<AgentEvent> backlog = log.Since(0);
+  ASSERT_EQ(backlog.size(), EventLog::kDecidingKept + 4);
+  EXPECT_EQ(backlog.front().seq, 21u);
+}
+
+}  // namespace
+}  // namespace gpuctl::events
