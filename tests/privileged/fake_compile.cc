@@ -1,7 +1,8 @@
 // A compile whose memory a test controls, for the build governor's tests:
 // grows to PEAK_MIB over SECONDS (touching every page), then writes OUTPUT
-// (and a line to $FAKE_COMPILE_LOG when set: "start T" and "end T", so a
-// test can see how many ran at once) and exits. Run through a link named
+// (and lines to $FAKE_COMPILE_LOG when set: "start T", "peak T" when it
+// holds all its memory, "end T" a quarter second later, so a test can see how
+// many were at their peak at once) and exits. Run through a link named
 // like a compiler (cc), so the governor takes it for one.
 //   cc PEAK_MIB SECONDS OUTPUT SOURCE
 // A memory hog is only ever run inside a memory cgroup with a hard limit: it
@@ -62,6 +63,8 @@ int main(int argc, char** argv) {
     std::memset(p, 1, chunk);
     std::this_thread::sleep_until(start + std::chrono::duration<double>(seconds * i / chunks));
   }
+  Log("peak");
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
   std::ofstream(argv[3]) << "object of " << argv[4] << "\n";
   Log("end");
   return 0;
