@@ -21,6 +21,7 @@
 #include "agents/sys/gpu_reader.h"
 #include "common/units.h"
 #include "agents/sys/host_fs.h"
+#include "agents/sys/pid_lock.h"
 #include "agents/sys/proc_parsers.h"
 #include "agents/sys/process_control.h"
 #include "agents/sys/self_protection.h"
@@ -82,6 +83,21 @@ int main(int argc, char** argv) {
     spdlog::error("cannot use --state-dir: {}", s.message());
     return kExitStartFailed;
   }
+  // One agent per state directory: two would both rewrite job records and
+  // append to one event journal (duplicate seqs). Held until exit; the
+  // kernel drops it if the agent dies.
+  Result<sys::PidLock> state_lock = sys::PidLock::Acquire(config.state_dir + "/gpuctld.lock");
+  if (!state_lock.ok()) {
+    bool held = state_lock.status().code() == ErrorCode::kAlreadyExists;
+    if (held) {
+      spdlog::error("another gpuctld is already serving from --state-dir {} ({}); stop it first, or give this "
+                    "agent a --state-dir of its own",
+                    config.state_dir, state_lock.status().message());
+    } else {
+      spdlog::error("cannot lock --state-dir {}: {}", config.state_dir, state_lock.status().message());
+    }
+    return held ? kExitUsage : kExitStartFailed;
+  }
 
   sys::RealClock clock;
   // Early, so every part built below can publish to it. Kept on disk, so
@@ -117,6 +133,7 @@ int main(int argc, char** argv) {
   job_options.state_dir = config.state_dir;
   job_options.lxc_rootfs_template = config.lxc_rootfs;
   job_options.pct = config.pct;
+  job_options.tmux_socket = config.tmux_socket;
   job_options.default_cwd = sys::HomeDirectory();
   if (guard_plan && !guard_plan->job_cgroup_parent.empty()) {
     job_options.cgroups = cgroups;
@@ -193,8 +210,8 @@ int main(int argc, char** argv) {
     build_watch->Start();
   }
   agent_service.AttachBuilds({
-      .prepare = [&host_fs, &guard_plan, &sampler](train::JobSpec& spec) {
-        return daemon::PrepareBuildSpec(spec, daemon::ReadBuildHostFacts(host_fs, guard_plan, sampler));
+      .prepare = [&host_fs, &guard_plan, cgroups, &sampler](train::JobSpec& spec) {
+        return daemon::PrepareBuildSpec(spec, daemon::ReadBuildHostFacts(host_fs, guard_plan, cgroups, sampler));
       },
       .status = [&build_watch](const std::string& run_id) {
         return build_watch ? build_watch->Stats(run_id) : std::nullopt;
@@ -235,7 +252,9 @@ int main(int argc, char** argv) {
     metrics_server = std::move(*metrics);
     spdlog::info("metrics at {}", metrics_server->url());
   }
-  daemon::JobsForGuard jobs_for_guard(jobs);
+  daemon::JobsForGuard jobs_for_guard(jobs, [&build_watch](const std::string& run_id) {
+    return build_watch && build_watch->Relieve(run_id);
+  });
   std::unique_ptr<guard::MemoryGuard> memory_guard;
   if (guard_plan) {
     auto watchdog = sys::WatchdogInterval();
@@ -283,6 +302,7 @@ int main(int argc, char** argv) {
   watchdog_feeder.reset();
   health_hub.Stop();
   event_log.EndSubscriptions();
+  agent_service.EndStreams();  // log followers too, waiting on a quiet file
   (*server)->Shutdown(clock.WallNow() + std::chrono::milliseconds(1000));
   job_calls.Shutdown();
   slow_calls.Shutdown();

@@ -42,7 +42,11 @@ grpc::ServerUnaryReactor* AgentService::GetHealth(grpc::CallbackServerContext* c
 
 grpc::ServerWriteReactor<v1::HealthSnapshot>* AgentService::WatchHealth(
     grpc::CallbackServerContext* /*context*/, const v1::WatchHealthRequest* request) {
-  return health_hub_.Subscribe(std::chrono::milliseconds(request->interval_ms()));
+  return health_hub_.Subscribe(std::chrono::milliseconds(request->interval_ms()), &streams_);
+}
+
+void AgentService::EndStreams() {
+  streams_.EndAll(grpc::Status(grpc::StatusCode::UNAVAILABLE, "gpuctld is shutting down"));
 }
 
 }  // namespace gpuctl::daemon

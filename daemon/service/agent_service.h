@@ -16,6 +16,7 @@
 #include "agents/sys/file_watch_hub.h"
 #include "daemon/service/health_watch.h"
 #include "daemon/service/log_stream.h"
+#include "daemon/service/open_streams.h"
 #include "daemon/service/work_queue.h"
 #include "gpuctl/v1/agent.grpc.pb.h"
 
@@ -69,6 +70,11 @@ class AgentService final : public v1::Agent::CallbackService {
   };
   void AttachBuilds(BuildHooks hooks) { builds_ = std::move(hooks); }
 
+  // Shutdown, before the gRPC server's: ends every open stream (logs,
+  // events, health, provisioning) with UNAVAILABLE, and every later one, so
+  // none holds the server open until its deadline. Idempotent.
+  void EndStreams();
+
   // Every job as ListJobs answers it (also what /metrics shows).
   v1::ListJobsResponse ListJobsSnapshot() const;
 
@@ -91,6 +97,9 @@ class AgentService final : public v1::Agent::CallbackService {
   // Log streams: one watcher thread for all followers, and their cap.
   sys::FileWatchHub log_watch_;
   LogStreamSlots log_slots_;
+  // Every stream still open, for EndStreams. Outlives them: the server is
+  // shut down (and so every stream done) before the service goes.
+  OpenStreams streams_;
 };
 
 // A health sample on the wire; the hub and GetHealth share it.

@@ -6,7 +6,7 @@ namespace gpuctl::daemon {
 
 grpc::ServerWriteReactor<v1::AgentEvent>* AgentService::WatchEvents(grpc::CallbackServerContext* /*context*/,
                                                                      const v1::WatchEventsRequest* request) {
-  return new EventStreamReactor(events_, request->after_seq(), request->follow());
+  return new EventStreamReactor(events_, request->after_seq(), request->follow(), &streams_);
 }
 
 }  // namespace gpuctl::daemon

@@ -1,87 +1,53 @@
 #include "daemon/service/event_stream.h"
 
 #include <iterator>
+#include <optional>
 #include <vector>
 
 #include "daemon/service/event_convert.h"
 
 namespace gpuctl::daemon {
 
-EventStreamReactor::EventStreamReactor(events::EventLog& log, uint64_t after_seq, bool follow) : log_(log) {
-  std::unique_lock lock(mutex_);
+EventStreamReactor::EventStreamReactor(events::EventLog& log, uint64_t after_seq, bool follow,
+                                       OpenStreams* streams)
+    : StreamWriter(streams), log_(log) {
   if (follow) {
     // The wakeup runs on the publisher's thread: it starts a write at most.
-    subscription_ = log_.Subscribe(after_seq, [this] {
-      std::unique_lock wake_lock(mutex_);
-      PumpLocked(wake_lock);
-    });
+    // One before Start does nothing; Start reads what it announced.
+    subscription_ = log_.Subscribe(after_seq, [this] { Wake(); });
   } else {
     std::vector<events::AgentEvent> backlog = log_.Since(after_seq);
     backlog_.assign(std::make_move_iterator(backlog.begin()), std::make_move_iterator(backlog.end()));
   }
-  PumpLocked(lock);
+  Start();
 }
 
-// Writes the next event, or finishes when there is none and none will come.
-// gRPC calls are made after unlocking.
-void EventStreamReactor::PumpLocked(std::unique_lock<std::mutex>& lock) {
-  if (writing_ || finished_) return;
-  if (!finish_status_) {
-    std::optional<events::AgentEvent> next;
-    if (subscription_) {
-      next = subscription_->Next();
-    } else if (!backlog_.empty()) {
-      next = std::move(backlog_.front());
-      backlog_.pop_front();
-    }
-    if (next) {
-      in_flight_.Clear();
-      ToProto(*next, in_flight_);
-      writing_ = true;
-      lock.unlock();
-      StartWrite(&in_flight_);
-      return;
-    }
-    if (!subscription_) {
-      finish_status_ = grpc::Status::OK;
-    } else if (subscription_->ended()) {
-      finish_status_ = grpc::Status(grpc::StatusCode::UNAVAILABLE, "gpuctld is shutting down");
-    } else {
-      return;  // the log wakes us when the next event is published
-    }
+auto EventStreamReactor::Produce(v1::AgentEvent& out, grpc::Status& end) -> Next {
+  std::optional<events::AgentEvent> next;
+  if (subscription_) {
+    next = subscription_->Next();
+  } else if (!backlog_.empty()) {
+    next = std::move(backlog_.front());
+    backlog_.pop_front();
   }
-  finished_ = true;
-  grpc::Status status = *finish_status_;
-  lock.unlock();
-  Finish(status);
-}
-
-void EventStreamReactor::OnWriteDone(bool ok) {
-  std::unique_lock lock(mutex_);
-  writing_ = false;
-  if (!ok && !finish_status_) {
-    // The client went away; OnCancel follows.
-    finish_status_ = grpc::Status(grpc::StatusCode::CANCELLED, "stream closed by client");
+  if (next) {
+    ToProto(*next, out);
+    return Next::kWrite;
   }
-  PumpLocked(lock);
-}
-
-void EventStreamReactor::OnCancel() {
-  {
-    std::lock_guard lock(mutex_);
-    if (!finish_status_) finish_status_ = grpc::Status::CANCELLED;
-    backlog_.clear();
+  if (!subscription_) {
+    end = grpc::Status::OK;
+    return Next::kEnd;
   }
-  // Not under mutex_: Unsubscribe waits out a running wakeup, which takes it.
-  log_.Unsubscribe(subscription_);
-  std::unique_lock lock(mutex_);
-  PumpLocked(lock);
+  if (subscription_->ended()) {
+    end = grpc::Status(grpc::StatusCode::UNAVAILABLE, "gpuctld is shutting down");
+    return Next::kEnd;
+  }
+  return Next::kIdle;  // the log wakes us when the next event is published
 }
 
-void EventStreamReactor::OnDone() {
+void EventStreamReactor::Release() {
   // After this the log never calls the wakeup (and so `this`) again.
-  log_.Unsubscribe(subscription_);
-  delete this;
+  if (subscription_) log_.Unsubscribe(subscription_);
 }
 
 }  // namespace gpuctl::daemon

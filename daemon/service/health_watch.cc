@@ -7,71 +7,28 @@
 namespace gpuctl::daemon {
 
 void WatchHealthReactor::Deliver(const v1::HealthSnapshot& snapshot) {
-  std::unique_lock lock(mutex_);
-  if (finished_ || finish_status_) return;
-  pending_ = snapshot;
-  WriteOrFinishLocked(lock);
+  Update([&] { pending_ = snapshot; });
 }
 
-void WatchHealthReactor::FinishFromServer(const grpc::Status& status) {
-  std::unique_lock lock(mutex_);
-  if (finished_) return;
+auto WatchHealthReactor::Produce(v1::HealthSnapshot& out, grpc::Status& /*end*/) -> Next {
+  if (!pending_) return Next::kIdle;
+  out = std::move(*pending_);
   pending_.reset();
-  finish_status_ = status;
-  WriteOrFinishLocked(lock);
+  return Next::kWrite;
 }
 
-// Starts the next write, or finishes once nothing is in flight. gRPC calls
-// are made after unlocking: a reaction may run inline on this thread.
-void WatchHealthReactor::WriteOrFinishLocked(std::unique_lock<std::mutex>& lock) {
-  if (writing_ || finished_) return;
-  if (finish_status_) {
-    finished_ = true;
-    grpc::Status status = *finish_status_;
-    lock.unlock();
-    Finish(status);
-    return;
-  }
-  if (!pending_) return;
-  in_flight_ = std::move(*pending_);
-  pending_.reset();
-  writing_ = true;
-  lock.unlock();
-  StartWrite(&in_flight_);
-}
-
-void WatchHealthReactor::OnWriteDone(bool ok) {
-  std::unique_lock lock(mutex_);
-  writing_ = false;
-  if (!ok && !finish_status_) {
-    // The client went away; OnCancel follows and unsubscribes.
-    finish_status_ = grpc::Status(grpc::StatusCode::CANCELLED, "stream closed by client");
-  }
-  WriteOrFinishLocked(lock);
-}
-
-void WatchHealthReactor::OnCancel() {
-  hub_.Unsubscribe(this);
-  std::unique_lock lock(mutex_);
-  if (!finish_status_) finish_status_ = grpc::Status::CANCELLED;
-  pending_.reset();
-  WriteOrFinishLocked(lock);
-}
-
-void WatchHealthReactor::OnDone() {
-  hub_.Unsubscribe(this);
-  delete this;
-}
+// After this the hub never delivers to `this` again (it delivers under its lock).
+void WatchHealthReactor::Release() { hub_.Unsubscribe(this); }
 
 HealthWatchHub::HealthWatchHub(SampleFn sample, const sys::Clock& clock)
     : sample_(std::move(sample)), clock_(clock), thread_([this] { Loop(); }) {}
 
 HealthWatchHub::~HealthWatchHub() { Stop(); }
 
-WatchHealthReactor* HealthWatchHub::Subscribe(std::chrono::milliseconds interval) {
+WatchHealthReactor* HealthWatchHub::Subscribe(std::chrono::milliseconds interval, OpenStreams* streams) {
   if (interval.count() == 0) interval = kDefaultInterval;
   interval = std::max(interval, kMinInterval);
-  auto* reactor = new WatchHealthReactor(*this);
+  auto* reactor = new WatchHealthReactor(*this, streams);
   {
     std::lock_guard lock(mutex_);
     if (!stopping_) {
@@ -80,7 +37,7 @@ WatchHealthReactor* HealthWatchHub::Subscribe(std::chrono::milliseconds interval
       return reactor;
     }
   }
-  reactor->FinishFromServer(grpc::Status(grpc::StatusCode::UNAVAILABLE, "gpuctld is shutting down"));
+  reactor->End(grpc::Status(grpc::StatusCode::UNAVAILABLE, "gpuctld is shutting down"));
   return reactor;
 }
 
@@ -95,21 +52,26 @@ size_t HealthWatchHub::subscriber_count() {
 }
 
 void HealthWatchHub::Stop() {
-  std::vector<Subscriber> remaining;
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
     wake_.notify_all();
   }
   if (thread_.joinable()) thread_.join();
-  // Under the lock, so a stream that is cancelled right now cannot be freed
-  // (OnDone -> Unsubscribe waits for us). gRPC never runs reactions inline
-  // from Finish/StartWrite, so this cannot re-enter.
-  std::lock_guard lock(mutex_);
-  remaining.swap(subscribers_);
-  for (Subscriber& s : remaining) {
-    s.reactor->FinishFromServer(grpc::Status(grpc::StatusCode::UNAVAILABLE, "gpuctld is shutting down"));
+  // Each end is decided under the lock, so a stream that is cancelled right
+  // now cannot be freed meanwhile (its Release waits for the lock), and
+  // finished after it, so no OnDone can wait on a lock held here.
+  std::vector<WatchHealthReactor*> to_finish;
+  {
+    std::lock_guard lock(mutex_);
+    for (Subscriber& s : subscribers_) {
+      if (s.reactor->MarkEnded(grpc::Status(grpc::StatusCode::UNAVAILABLE, "gpuctld is shutting down"))) {
+        to_finish.push_back(s.reactor);
+      }
+    }
+    subscribers_.clear();
   }
+  for (WatchHealthReactor* reactor : to_finish) reactor->FinishEnded();
 }
 
 void HealthWatchHub::Loop() {

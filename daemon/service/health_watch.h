@@ -12,39 +12,29 @@
 #include <thread>
 #include <vector>
 
-#include <grpcpp/grpcpp.h>
-
 #include "agents/sys/clock.h"
 #include "common/status.h"
+#include "daemon/service/stream_writer.h"
 #include "gpuctl/v1/health.pb.h"
 
 namespace gpuctl::daemon {
 
 class HealthWatchHub;
 
-class WatchHealthReactor final : public grpc::ServerWriteReactor<v1::HealthSnapshot> {
+class WatchHealthReactor final : public StreamWriter<v1::HealthSnapshot> {
  public:
-  explicit WatchHealthReactor(HealthWatchHub& hub) : hub_(hub) {}
+  WatchHealthReactor(HealthWatchHub& hub, OpenStreams* streams) : StreamWriter(streams), hub_(hub) { Start(); }
 
-  // Called by the hub thread.
+  // Called by the hub thread, under the hub's lock: keeps the newest
+  // snapshot and writes it when no write is in flight. Never finishes.
   void Deliver(const v1::HealthSnapshot& snapshot);
-  // Ends the stream from the server side (shutdown); waits for an in-flight write.
-  void FinishFromServer(const grpc::Status& status);
-
-  void OnWriteDone(bool ok) override;
-  void OnCancel() override;
-  void OnDone() override;
 
  private:
-  void WriteOrFinishLocked(std::unique_lock<std::mutex>& lock);
+  Next Produce(v1::HealthSnapshot& out, grpc::Status& end) override;
+  void Release() override;
 
   HealthWatchHub& hub_;
-  std::mutex mutex_;
-  bool writing_ = false;
-  bool finished_ = false;
-  v1::HealthSnapshot in_flight_;
-  std::optional<v1::HealthSnapshot> pending_;
-  std::optional<grpc::Status> finish_status_;
+  std::optional<v1::HealthSnapshot> pending_;  // guarded by the stream's lock
 };
 
 class HealthWatchHub {
@@ -57,7 +47,8 @@ class HealthWatchHub {
   ~HealthWatchHub();
 
   // Creates a stream for gRPC to own; the first snapshot goes out at once.
-  WatchHealthReactor* Subscribe(std::chrono::milliseconds interval);
+  // With `streams`, shutdown ends it there too.
+  WatchHealthReactor* Subscribe(std::chrono::milliseconds interval, OpenStreams* streams = nullptr);
   // Idempotent; after it returns the hub never touches `reactor` again.
   void Unsubscribe(WatchHealthReactor* reactor);
   // Ends every stream with UNAVAILABLE and stops the thread. Idempotent.

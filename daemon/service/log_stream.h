@@ -1,20 +1,20 @@
-// StreamLogs: a reactor that pulls the next chunk from a LogFollower when
-// the last write is done, and at the end of what is written waits on the
+// StreamLogs: a stream that pulls the next chunk from a LogFollower when the
+// last write is done, and at the end of what is written waits on the
 // FileWatchHub. No thread of its own and at most one chunk in memory, so a
 // slow client costs one chunk and an idle follower a few hundred bytes.
 // Streams are counted against a cap (LogStreamSlots): past it the client
 // gets RESOURCE_EXHAUSTED with the reason instead of the agent's memory.
+// How it ends (client gone, job ended, shutdown) is StreamWriter's business:
+// every way gives the slot back.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <optional>
-
-#include <grpcpp/grpcpp.h>
 
 #include "agents/sys/file_watch_hub.h"
 #include "agents/train/log_follower.h"
+#include "daemon/service/stream_writer.h"
 #include "gpuctl/v1/jobs.pb.h"
 
 namespace gpuctl::daemon {
@@ -35,33 +35,24 @@ class LogStreamSlots {
   std::atomic<size_t> open_{0};
 };
 
-class LogStreamReactor final : public grpc::ServerWriteReactor<v1::LogChunk> {
+class LogStreamReactor final : public StreamWriter<v1::LogChunk> {
  public:
   // Takes one of `slots` (given back in OnDone), or finishes at once with
-  // RESOURCE_EXHAUSTED when none is free.
+  // RESOURCE_EXHAUSTED when none is free. With `streams`, shutdown ends it.
   LogStreamReactor(train::JobSupervisor& jobs, sys::FileWatchHub& hub, LogStreamSlots& slots,
-                   train::LogFollowOptions options);
-
-  void OnWriteDone(bool ok) override;
-  void OnCancel() override;
-  void OnDone() override;
+                   train::LogFollowOptions options, OpenStreams* streams = nullptr);
 
  private:
-  // Writes the next chunk, waits on the hub, or finishes. Takes mutex_;
-  // gRPC calls are made after unlocking.
-  void Pump();
-  void FinishLocked(std::unique_lock<std::mutex>& lock, const grpc::Status& status);
+  Next Produce(v1::LogChunk& out, grpc::Status& end) override;
+  void Release() override;
 
   sys::FileWatchHub& hub_;
   LogStreamSlots& slots_;
   bool has_slot_ = false;
-  std::mutex mutex_;
+  // Guarded by the stream's lock (Produce, Update).
   std::optional<train::LogFollower> follower_;
-  v1::LogChunk in_flight_;
-  uint64_t ticket_ = 0;  // the hub wait now pending, if any
-  bool writing_ = false;
-  bool finished_ = false;
-  bool done_ = false;  // OnDone began: wakeups do nothing
+  std::optional<grpc::Status> refused_;  // why the stream ends before its first chunk
+  uint64_t ticket_ = 0;                  // the hub wait now pending, if any
 };
 
 }  // namespace gpuctl::daemon

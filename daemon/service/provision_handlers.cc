@@ -18,7 +18,7 @@ grpc::ServerWriteReactor<v1::ProvisionEvent>* AgentService::Provision(grpc::Call
     return new RefusedProvisionStream(
         grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "this agent was started without provisioning"));
   }
-  return new ProvisionStreamReactor(*provisioner_, FromProto(*request));
+  return new ProvisionStreamReactor(*provisioner_, FromProto(*request), &streams_);
 }
 
 }  // namespace gpuctl::daemon

@@ -8,80 +8,43 @@
 namespace gpuctl::daemon {
 
 ProvisionStreamReactor::ProvisionStreamReactor(provision::Provisioner& provisioner,
-                                               provision::ProvisionOptions options)
-    : shared_(std::make_shared<Shared>()) {
-  shared_->reactor = this;
-  std::thread([shared = shared_, &provisioner, options = std::move(options)] {
+                                               provision::ProvisionOptions options, OpenStreams* streams)
+    : StreamWriter(streams) {
+  Retain();  // the run's thread lets go when it is done
+  std::thread([this, &provisioner, options = std::move(options)] {
     auto result = provisioner.Run(
-        options, [&shared](const provision::StepReport& report) { Push(shared, ToProtoEvent(report)); },
-        &shared->cancel);
+        options, [this](const provision::StepReport& report) { Push(ToProtoEvent(report)); }, &cancel_);
     if (!result.ok()) {
-      Close(shared, ToGrpcStatus(result.status()));
-      return;
+      Close(ToGrpcStatus(result.status()));
+    } else {
+      Push(ToProtoEvent(*result));
+      Close(grpc::Status::OK);
     }
-    Push(shared, ToProtoEvent(*result));
-    Close(shared, grpc::Status::OK);
+    Drop();
   }).detach();
+  Start();
 }
 
-void ProvisionStreamReactor::Push(const std::shared_ptr<Shared>& shared, v1::ProvisionEvent event) {
-  std::unique_lock lock(shared->mutex);
-  if (shared->finished) return;
-  shared->queue.push_back(std::move(event));
-  StartNextLocked(*shared, lock);
+void ProvisionStreamReactor::Push(v1::ProvisionEvent event) {
+  if (cancel_) return;  // no one to send it to
+  Update([&] { queue_.push_back(std::move(event)); });
 }
 
-void ProvisionStreamReactor::Close(const std::shared_ptr<Shared>& shared, grpc::Status status) {
-  std::unique_lock lock(shared->mutex);
-  if (!shared->finish_status) shared->finish_status = std::move(status);
-  StartNextLocked(*shared, lock);
+void ProvisionStreamReactor::Close(const grpc::Status& status) {
+  Update([&] { closed_ = status; });
 }
 
-// Writes the next event, or finishes once the queue is drained and the run is
-// over (or the client is gone). gRPC calls happen after unlocking.
-void ProvisionStreamReactor::StartNextLocked(Shared& shared, std::unique_lock<std::mutex>& lock) {
-  if (shared.writing || shared.finished) return;
-  ProvisionStreamReactor* reactor = shared.reactor;
-  if (!shared.queue.empty() && !shared.cancel) {
-    shared.in_flight = std::move(shared.queue.front());
-    shared.queue.pop_front();
-    shared.writing = true;
-    lock.unlock();
-    reactor->StartWrite(&shared.in_flight);
-    return;
+auto ProvisionStreamReactor::Produce(v1::ProvisionEvent& out, grpc::Status& end) -> Next {
+  if (!queue_.empty()) {
+    out = std::move(queue_.front());
+    queue_.pop_front();
+    return Next::kWrite;
   }
-  if (shared.finish_status && (shared.queue.empty() || shared.cancel)) {
-    shared.finished = true;
-    grpc::Status status = shared.cancel ? grpc::Status::CANCELLED : *shared.finish_status;
-    lock.unlock();
-    reactor->Finish(status);
+  if (closed_) {
+    end = *closed_;
+    return Next::kEnd;
   }
-}
-
-void ProvisionStreamReactor::OnWriteDone(bool ok) {
-  std::unique_lock lock(shared_->mutex);
-  shared_->writing = false;
-  if (!ok) {
-    shared_->cancel = true;
-    if (!shared_->finish_status) shared_->finish_status = grpc::Status::CANCELLED;
-  }
-  StartNextLocked(*shared_, lock);
-}
-
-void ProvisionStreamReactor::OnCancel() {
-  std::unique_lock lock(shared_->mutex);
-  shared_->cancel = true;
-  if (!shared_->finish_status) shared_->finish_status = grpc::Status::CANCELLED;
-  StartNextLocked(*shared_, lock);
-}
-
-void ProvisionStreamReactor::OnDone() {
-  {
-    std::lock_guard lock(shared_->mutex);
-    shared_->reactor = nullptr;
-    shared_->finished = true;
-  }
-  delete this;
+  return Next::kIdle;
 }
 
 }  // namespace gpuctl::daemon

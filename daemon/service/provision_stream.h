@@ -1,49 +1,41 @@
 // Provision: the run happens on a thread of its own (installs take minutes)
-// and hands its events to this reactor through a queue; gRPC threads never
-// block. A run has few events (a handful per step), so the queue needs no
-// bound. A client that goes away cancels the run before its next action; the
-// command in flight finishes (killing dpkg halfway is worse), which is why
-// the thread is detached and shares only `Shared` with the reactor.
+// and hands its events to this stream's queue; gRPC threads never block. A
+// run has few events (a handful per step), so the queue needs no bound. A
+// client that goes away cancels the run before its next action; the command
+// in flight finishes (killing dpkg halfway is worse), which is why the thread
+// is detached and keeps the stream's memory (Retain) until it is done, past
+// the RPC's end if need be.
 #pragma once
 
 #include <atomic>
 #include <deque>
-#include <memory>
-#include <mutex>
 #include <optional>
 
-#include <grpcpp/grpcpp.h>
-
 #include "agents/provision/provisioner.h"
+#include "daemon/service/stream_writer.h"
 #include "gpuctl/v1/provision.pb.h"
 
 namespace gpuctl::daemon {
 
-class ProvisionStreamReactor final : public grpc::ServerWriteReactor<v1::ProvisionEvent> {
+class ProvisionStreamReactor final : public StreamWriter<v1::ProvisionEvent> {
  public:
-  ProvisionStreamReactor(provision::Provisioner& provisioner, provision::ProvisionOptions options);
-
-  void OnWriteDone(bool ok) override;
-  void OnCancel() override;
-  void OnDone() override;
+  // With `streams`, shutdown ends it (the run itself stops through
+  // Provisioner::StopAndWait).
+  ProvisionStreamReactor(provision::Provisioner& provisioner, provision::ProvisionOptions options,
+                         OpenStreams* streams = nullptr);
 
  private:
-  struct Shared {
-    std::mutex mutex;
-    std::deque<v1::ProvisionEvent> queue;
-    v1::ProvisionEvent in_flight;
-    bool writing = false;
-    bool finished = false;  // Finish was called: no more writes
-    std::optional<grpc::Status> finish_status;
-    std::atomic<bool> cancel{false};
-    ProvisionStreamReactor* reactor = nullptr;  // valid until Finish
-  };
+  Next Produce(v1::ProvisionEvent& out, grpc::Status& end) override;
+  void ClientGone() override { cancel_ = true; }
 
-  static void Push(const std::shared_ptr<Shared>& shared, v1::ProvisionEvent event);
-  static void Close(const std::shared_ptr<Shared>& shared, grpc::Status status);
-  static void StartNextLocked(Shared& shared, std::unique_lock<std::mutex>& lock);
+  // From the run's thread.
+  void Push(v1::ProvisionEvent event);
+  void Close(const grpc::Status& status);
 
-  std::shared_ptr<Shared> shared_;
+  // Guarded by the stream's lock.
+  std::deque<v1::ProvisionEvent> queue_;
+  std::optional<grpc::Status> closed_;  // the run is over: finish with this once the queue is sent
+  std::atomic<bool> cancel_{false};     // the client is gone: the run stops before its next action
 };
 
 }  // namespace gpuctl::daemon
