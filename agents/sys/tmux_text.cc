@@ -17,8 +17,12 @@ TmuxFailure ClassifyTmuxError(std::string_view err) {
   // it at once ("server exited unexpectedly"), or shuts the client down
   // ("server exited"). Older tmux said "lost server".
   if (Has(err, "server exited") || Has(err, "lost server")) return TmuxFailure::kNoServer;
-  // "can't find session: x" (and "can't find window: x" from list-panes -s).
-  if (Has(err, "can't find ")) return TmuxFailure::kNoSuchSession;
+  // "can't find session: x" (and "can't find window: x" from list-panes -s);
+  // a server with no session at all (it is kept with exit-empty off) says
+  // "no current target", or "no such session: =x" (show-environment).
+  if (Has(err, "can't find ") || Has(err, "no current target") || Has(err, "no such session")) {
+    return TmuxFailure::kNoSuchSession;
+  }
   if (Has(err, "duplicate session")) return TmuxFailure::kDuplicate;
   return TmuxFailure::kOther;
 }

@@ -10,6 +10,7 @@
 #include "agents/sys/confined_root.h"
 #include "agents/sys/disk_space.h"
 #include "agents/sys/files.h"
+#include "agents/train/event_retention.h"
 #include "agents/train/exit_status.h"
 #include "agents/train/job_end.h"
 #include "agents/train/job_supervisor.h"
@@ -239,7 +240,9 @@ void JobSupervisor::Refresh(Entry& entry, size_t ingest_bytes) {
   const JobState state_before = r.state;
   const uint64_t offset_before = r.parsed_offset, bytes_before = r.log_bytes;
   auto on_event = [this](const JobRecord& record, const LogEvent& e) {
-    spdlog::info("job '{}': {} at offset {}", record.spec.name, e.kind, e.offset);
+    // A run may print thousands of tracebacks: those are the debug log's.
+    spdlog::log(DecidesSomething(e) ? spdlog::level::info : spdlog::level::debug, "job '{}': {} at offset {}",
+                record.spec.name, e.kind, e.offset);
     PublishEvent(e.kind, record, e.message, ToJson(e));
   };
   FindInnerProcess(entry);

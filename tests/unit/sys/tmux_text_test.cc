@@ -18,6 +18,9 @@ TEST(TmuxText, ClassifiesWhatTmuxPrints) {
             TmuxFailure::kNoServer);
   EXPECT_EQ(ClassifyTmuxError("error connecting to /tmp/tmux-0/gpuctl (Permission denied)\n"), TmuxFailure::kOther);
   EXPECT_EQ(ClassifyTmuxError("can't find session: job1\n"), TmuxFailure::kNoSuchSession);
+  // A server kept with no session at all (exit-empty off), as tmux 3.3a says it.
+  EXPECT_EQ(ClassifyTmuxError("no current target\n"), TmuxFailure::kNoSuchSession);
+  EXPECT_EQ(ClassifyTmuxError("no such session: =job1\n"), TmuxFailure::kNoSuchSession);
   EXPECT_EQ(ClassifyTmuxError("duplicate session: job1\n"), TmuxFailure::kDuplicate);
   EXPECT_EQ(ClassifyTmuxError("unknown command: b;\n"), TmuxFailure::kOther);
   EXPECT_EQ(ClassifyTmuxError(""), TmuxFailure::kOther);
