@@ -1,6 +1,7 @@
 #include "client/agent_client.h"
 
 #include <algorithm>
+#include <set>
 
 namespace gpuctl::client {
 
@@ -169,13 +170,18 @@ Result<v1::ListJobsResponse> AgentClient::ListJobs() {
   // Page after page (each well inside the message limit), joined.
   v1::ListJobsResponse all;
   v1::ListJobsRequest request;
+  std::set<std::string> names;
   for (int page = 0; page < kMaxListPages; ++page) {
     grpc::ClientContext context;
     SetDeadline(context, call_timeout_);
     v1::ListJobsResponse response;
     grpc::Status status = stub_->ListJobs(&context, request, &response);
     if (!status.ok()) return FromGrpc(status);
-    for (v1::Job& job : *response.mutable_jobs()) *all.add_jobs() = std::move(job);
+    // A job started again while the pages are read moves to the end of the
+    // order, and may come twice: once is enough.
+    for (v1::Job& job : *response.mutable_jobs()) {
+      if (names.insert(job.spec().name()).second) *all.add_jobs() = std::move(job);
+    }
     if (response.next_page_token().empty() || response.next_page_token() == request.page_token()) return all;
     request.set_page_token(response.next_page_token());
   }

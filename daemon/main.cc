@@ -202,6 +202,9 @@ int main(int argc, char** argv) {
               fields["run_id"] = build.run_id;
               event_log.Publish({.kind = kind, .job = build.name, .message = message, .fields = std::move(fields)});
             },
+        .domain_room = [&guard_plan, &host_fs, cgroups]() -> std::optional<uint64_t> {
+          return daemon::DomainRoom(guard_plan, host_fs, cgroups);
+        },
     };
     build::BuildWatchOptions watch_options;
     watch_options.history_path = config.state_dir + "/build-peaks.json";

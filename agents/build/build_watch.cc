@@ -127,6 +127,12 @@ void BuildWatch::Tick() {
     }
     it = runs_.erase(it);
   }
+  {
+    // Relief asked for a run that ended, failed or was not read this tick
+    // must not keep the thread from sleeping.
+    std::lock_guard lock(wake_mutex_);
+    relief_.clear();
+  }
   SaveHistory(false);
 }
 
@@ -243,6 +249,15 @@ void BuildWatch::Govern(Run& run) {
   std::optional<std::vector<TreeSample>> sampled = Sample(run, other);
   if (!sampled) return;
   const std::vector<TreeSample>& samples = *sampled;
+  // The guard's domain may have less room than the budget left the build
+  // (other work grew): what the build cannot have counts as memory taken
+  // outside its compiles, so the governor pauses before the guard's line.
+  if (std::optional<uint64_t> room = hooks_.domain_room ? hooks_.domain_room() : std::nullopt) {
+    uint64_t held = 0;
+    for (const TreeSample& sample : samples) held += sample.rss_bytes;
+    const uint64_t budget_left = run.job.budget_bytes - std::min(run.job.budget_bytes, held + other);
+    if (budget_left > *room) other += budget_left - *room;
+  }
   GovernorDecision decision = run.governor->Tick(samples, other);
   if (spdlog::should_log(spdlog::level::debug)) {
     for (const TreeSample& sample : samples) {
@@ -286,7 +301,7 @@ bool BuildWatch::Relieve(const std::string& run_id) {
   {
     std::lock_guard lock(stats_mutex_);
     auto it = stats_.find(run_id);
-    if (it == stats_.end() || it->second.running <= 1) return false;
+    if (it == stats_.end() || it->second.running <= 1 || !it->second.failure.empty()) return false;
   }
   {
     std::lock_guard lock(wake_mutex_);

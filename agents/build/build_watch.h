@@ -76,6 +76,11 @@ struct BuildWatchHooks {
   // build_throttled, build_failed, build_summary; may be empty.
   std::function<void(const BuildJob& build, const std::string& kind, const std::string& message, nlohmann::json fields)>
       publish;
+  // What may still be taken in the memory guard's domain now before its kill
+  // line (guard::BudgetOf: available less the reserve), read at each tick; a
+  // build's budget was set at its start, and other work in the domain may
+  // have grown since. Empty, or nullopt: the budget alone bounds the build.
+  std::function<std::optional<uint64_t>()> domain_room;
 };
 
 class BuildWatch {

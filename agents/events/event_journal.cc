@@ -30,7 +30,7 @@ Result<sys::UniqueFd> OpenForAppend(const std::string& path) {
 }  // namespace
 
 EventJournal::EventJournal(std::string dir, uint64_t max_bytes, sys::UniqueFd fd, uint64_t size)
-    : dir_(std::move(dir)), max_bytes_(max_bytes), fd_(std::move(fd)), size_(size) {}
+    : dir_(std::move(dir)), max_bytes_(max_bytes), fd_(std::move(fd)), size_(size), allocated_(size) {}
 
 Result<std::unique_ptr<EventJournal>> EventJournal::Open(const std::string& dir, uint64_t max_bytes) {
   if (Status s = sys::EnsureDir(dir, 0700); !s.ok()) return s.Wrap("preparing the event journal");
@@ -106,16 +106,8 @@ Status EventJournal::Append(const AgentEvent& event) {
   if (size_ + line.size() > max_bytes_ && size_ > 0) {
     if (Status s = Rotate(); !s.ok()) return s;
   }
-  Status written = Write(line);
-  if (!written.ok() && reserve_kept_) {
-    // Most likely a full disk: give the journal the space set aside for it.
-    (void)sys::RemoveFile(Reserve());
-    reserve_kept_ = false;
-    spdlog::warn("event journal: {}; released its reserve to keep recording", written.message());
-    written = Write(line);
-  }
-  if (!written.ok()) return written;
-  if (!reserve_kept_) KeepReserve();
+  if (Status written = Write(line); !written.ok()) return written;
+  KeepReserve();
   return Status::Ok();
 }
 
@@ -138,7 +130,12 @@ Status EventJournal::Write(const std::string& line) {
 }
 
 void EventJournal::KeepReserve() {
-  reserve_kept_ = sys::KeepSpareFile(Reserve(), kReserveBytes).ok();
+  if (allocated_ >= size_ + kReserveBytes / 2) return;
+  // Taken only from a disk with room to spare: never the last blocks a job
+  // (or its checkpoint) needs.
+  std::optional<uint64_t> free = sys::FreeBytes(dir_);
+  if (!free || *free < 4 * kReserveBytes) return;
+  if (sys::AllocateAhead(fd_.get(), size_, kReserveBytes).ok()) allocated_ = size_ + kReserveBytes;
 }
 
 Status EventJournal::Rotate() {
@@ -149,6 +146,8 @@ Status EventJournal::Rotate() {
   if (!fd.ok()) return fd.status();
   fd_ = std::move(*fd);
   size_ = 0;
+  allocated_ = 0;
+  KeepReserve();
   return Status::Ok();
 }
 

@@ -9,9 +9,10 @@
 // skipped when read.
 //
 // A full disk (a job's log can fill the disk of the state directory) must
-// not lose the events that say how jobs ended: events.reserve holds space
-// set aside while there is room, given up to the journal when an append
-// fails, and set aside again once appends succeed.
+// not lose the events that say how jobs ended: the journal keeps the next
+// 256 KiB past its end allocated (fallocate, the file's size unchanged), so
+// appends land in blocks it already owns, and sets more aside only while the
+// disk has room to spare.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +30,7 @@ namespace gpuctl::events {
 class EventJournal {
  public:
   static constexpr uint64_t kDefaultMaxBytes = 4 << 20;
-  static constexpr uint64_t kReserveBytes = 128 << 10;  // a file of twice this
+  static constexpr uint64_t kReserveBytes = 256 << 10;
 
   // Creates `dir` (0700) and opens the journal for appending. Errors from
   // the filesystem, naming the path.
@@ -56,17 +57,17 @@ class EventJournal {
   EventJournal(std::string dir, uint64_t max_bytes, sys::UniqueFd fd, uint64_t size);
   Status Rotate();
   Status Write(const std::string& line);
-  // Sets the reserve aside when it is missing; best effort.
+  // Allocates kReserveBytes past the end once less than half of it is left,
+  // while the disk has four times that free; best effort.
   void KeepReserve();
   std::string Current() const { return dir_ + "/events.jsonl"; }
-  std::string Reserve() const { return dir_ + "/events.reserve"; }
   std::string Previous() const { return dir_ + "/events.jsonl.1"; }
 
   std::string dir_;
   uint64_t max_bytes_;
   sys::UniqueFd fd_;
   uint64_t size_;
-  bool reserve_kept_ = false;
+  uint64_t allocated_ = 0;  // the file's blocks reach this far
 };
 
 }  // namespace gpuctl::events

@@ -25,14 +25,21 @@ uint64_t FirstSeqAfter(uint64_t after_seq, uint64_t oldest) {
 
 bool DecidesSomething(const std::string& kind) {
   static const std::set<std::string, std::less<>> deciding = {
-      "guard_kill",   "guard_no_victim", "job_started",     "job_ended",   "job_queued",
-      "job_orphaned", "cuda_oom",        "nccl_error",      "signal",      "alloc_conf_invalid",
-      "oom_remediation", "oom_gave_up",  "build_failed",    "build_summary"};
+      "guard_kill", "guard_no_victim", "job_ended",       "job_orphaned", "cuda_oom",     "nccl_error",
+      "signal",     "alloc_conf_invalid", "oom_remediation", "oom_gave_up", "build_failed", "build_summary"};
   return deciding.contains(kind);
 }
 
 void EventLog::KeepAsideLocked(const AgentEvent& event) {
   if (!DecidesSomething(event.kind)) return;
+  // Each kind has a share, so a stream of short jobs' job_ended cannot push
+  // out the one guard_kill or OOM remediation before them.
+  size_t same = 0;
+  for (const AgentEvent& e : deciding_) same += e.kind == event.kind ? 1u : 0u;
+  if (same >= kDecidingKeptPerKind) {
+    deciding_.erase(std::find_if(deciding_.begin(), deciding_.end(),
+                                 [&](const AgentEvent& e) { return e.kind == event.kind; }));
+  }
   deciding_.push_back(event);
   while (deciding_.size() > kDecidingKept) deciding_.pop_front();
 }

@@ -36,7 +36,7 @@ namespace gpuctl::events {
 inline constexpr const char* kEventsDroppedKind = "events_dropped";
 
 // The kinds that name an action taken or why a run ended: guard kills (and
-// no victim), job starts, ends, queueing and orphans, the log's cuda_oom,
+// no victim), job ends and orphans, the log's cuda_oom,
 // nccl_error, signal and alloc_conf_invalid, OOM remediations and give-ups,
 // failed builds and their summaries. Not tracebacks, warnings, throttles.
 bool DecidesSomething(const std::string& kind);
@@ -75,6 +75,7 @@ class EventLog {
  public:
   static constexpr size_t kDefaultCapacity = 1000;
   static constexpr size_t kDecidingKept = 512;
+  static constexpr size_t kDecidingKeptPerKind = 128;
 
   // `capacity` events are kept (at least 1). The log must outlive its
   // subscriptions. With a `journal`, each event is also appended to it, and

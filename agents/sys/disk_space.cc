@@ -1,12 +1,14 @@
 #include "agents/sys/disk_space.h"
 
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include "agents/sys/confined_root.h"
 #include "agents/sys/files.h"
@@ -71,6 +73,19 @@ Status WriteFileFromSpare(const std::string& spare, const std::string& path, std
   }
   if (::fsync(target->fd.get()) != 0) return ErrnoError("cannot sync the directory of " + path, errno);
   return Status::Ok();
+}
+
+Status AllocateAhead(int fd, uint64_t offset, uint64_t bytes) {
+  if (::fallocate(fd, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset), static_cast<off_t>(bytes)) != 0) {
+    return ErrnoError("cannot allocate ahead", errno);
+  }
+  return Status::Ok();
+}
+
+bool IsOutOfSpace(const Status& status) {
+  // ErrnoError keeps errno only as its words.
+  const std::string& m = status.message();
+  return m.find(std::strerror(ENOSPC)) != std::string::npos || m.find(std::strerror(EDQUOT)) != std::string::npos;
 }
 
 std::optional<uint64_t> FreeBytes(const std::string& path) {

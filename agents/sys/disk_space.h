@@ -25,6 +25,14 @@ Status KeepSpareFile(const std::string& spare, size_t bytes);
 // readers see the old or the new content.
 Status WriteFileFromSpare(const std::string& spare, const std::string& path, std::string_view content);
 
+// Allocates `bytes` of `fd` from `offset` without changing its size
+// (fallocate FALLOC_FL_KEEP_SIZE): later writes there need no new blocks.
+// Errors from the filesystem (kIo, or one that cannot preallocate).
+Status AllocateAhead(int fd, uint64_t offset, uint64_t bytes);
+
+// Whether `status` is a write that failed for want of space (ENOSPC, EDQUOT).
+bool IsOutOfSpace(const Status& status);
+
 // Bytes an unprivileged writer may still use on the filesystem holding
 // `path` (statvfs f_bavail); nullopt when it cannot be read.
 std::optional<uint64_t> FreeBytes(const std::string& path);

@@ -40,13 +40,11 @@ Result<PidLock> PidLock::Acquire(const std::string& path) {
   }
   // Written over the old content, then cut to length: on a full disk the
   // file's existing block takes the new pid, where truncating first would
-  // free it and leave the write nowhere to go.
+  // free it. The pid only names the holder in the next one's refusal; the
+  // lock is the flock, held already, so a write that fails still starts.
   std::string pid = std::to_string(::getpid()) + "\n";
-  if (::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size()) ||
-      ::ftruncate(fd, static_cast<off_t>(pid.size())) != 0) {
-    int err = errno;
-    ::close(fd);
-    return ErrnoError("cannot write pid to " + path, err);
+  if (::pwrite(fd, pid.data(), pid.size(), 0) == static_cast<ssize_t>(pid.size())) {
+    (void)::ftruncate(fd, static_cast<off_t>(pid.size()));
   }
   return PidLock(path, fd);
 }

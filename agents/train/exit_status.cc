@@ -9,7 +9,9 @@ namespace gpuctl::train {
 
 std::optional<int> ParseExitStatus(std::string_view text) {
   if (text.ends_with('\n')) text.remove_suffix(1);
-  if (text.empty() || text.size() > 3) return std::nullopt;
+  // Up to 10 digits: on a full disk the wrapper writes the status
+  // zero-padded over space it set aside ("0000000007").
+  if (text.empty() || text.size() > 10) return std::nullopt;
   int value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || value < 0 || value > 255) return std::nullopt;

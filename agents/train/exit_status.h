@@ -9,8 +9,9 @@
 
 namespace gpuctl::train {
 
-// 0-255 written as the wrapper writes it (decimal, one optional trailing
-// newline); nothing else.
+// 0-255 written as the wrapper writes it (decimal, at most 10 digits: on a
+// full disk it zero-pads the status over space set aside; one optional
+// trailing newline); nothing else.
 std::optional<int> ParseExitStatus(std::string_view text);
 
 // What reading the exit status file found.

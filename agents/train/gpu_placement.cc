@@ -60,8 +60,10 @@ std::vector<GpuSlot> GpuSlotsFromReport(const sys::GpuReport& report, const std:
       listed += p.used_memory_bytes;
     }
     // No process listed (vGPU, some MIG setups): what the device says is in
-    // use, less what the agent's own jobs hold, is someone else's.
-    if (gpu.processes.empty() && gpu.memory_used_bytes) {
+    // use, less what the agent's own jobs hold, is someone else's. A GPU a
+    // job of ours was given is taken to hold that job's memory (nothing
+    // tells it apart), and is held anyway.
+    if (gpu.processes.empty() && gpu.memory_used_bytes && slot.held_by.empty()) {
       auto mine = job_bytes.find(gpu.index);
       ours = mine == job_bytes.end() ? 0 : mine->second;
       if (*gpu.memory_used_bytes > ours + listed) {

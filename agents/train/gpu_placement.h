@@ -48,7 +48,8 @@ struct GpuProcessOwner {
 // job given it. `owner`: whose a pid is, or nullopt. `visible`: whether a
 // pid is alive here. `job_bytes`: GPU index -> what the agent's running jobs
 // were last seen to hold on it, subtracted from the device's used memory
-// where the reading lists no processes. A process no job owns is foreign,
+// where the reading lists no processes (a GPU given to a job counts as all
+// its own then). A process no job owns is foreign,
 // whether or not its pid is visible; a running job's process holds its GPU.
 std::vector<GpuSlot> GpuSlotsFromReport(const sys::GpuReport& report, const std::map<uint32_t, std::string>& held,
                                         const std::function<std::optional<GpuProcessOwner>(uint32_t pid)>& owner,

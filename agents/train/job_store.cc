@@ -62,8 +62,11 @@ Status JobStore::Save(const JobRecord& record) const {
     }
     return saved;
   }
-  // The disk is full (most likely): the spare's blocks take the record.
-  if (sys::WriteFileFromSpare(SparePath(record.spec.name), path, text).ok()) {
+  // The disk is full: the spare's blocks take the record, but only a run's
+  // end (how it ended is what must not be lost; progress can wait, and
+  // would use up the spare before the end comes).
+  const bool ended = !IsActive(record.state) && record.state != JobState::kQueued;
+  if (ended && sys::IsOutOfSpace(saved) && sys::WriteFileFromSpare(SparePath(record.spec.name), path, text).ok()) {
     spdlog::warn("job '{}': {}; saved into its spare space instead", record.spec.name, saved.message());
     return Status::Ok();
   }

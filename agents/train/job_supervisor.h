@@ -146,6 +146,10 @@ class JobSupervisor {
     uint64_t saved_offset = 0;
     bool kill_sent = false;  // a stop's SIGKILL went out
     std::set<uint32_t> gpu_pids;  // this run's processes seen on GPUs
+    // The run before this one of the same name (an OOM relaunch, a rerun):
+    // its GPU pids, told apart as its own for a while after it ended.
+    std::set<uint32_t> previous_gpu_pids;
+    int64_t previous_ended_unix_ms = 0;
     std::chrono::steady_clock::time_point recheck_at{};  // after it: when to look again
   };
   struct Call;

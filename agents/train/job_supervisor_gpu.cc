@@ -41,6 +41,9 @@ std::function<std::optional<GpuProcessOwner>(uint32_t)> JobSupervisor::GpuOwners
   for (const auto& [name, entry] : entries_) {
     const JobRecord& r = entry->record;
     const bool running = IsActive(r.state);
+    if (entry->previous_ended_unix_ms > 0 && now - entry->previous_ended_unix_ms < kRecentRunMs) {
+      for (uint32_t pid : entry->previous_gpu_pids) known->pids.try_emplace(pid, GpuProcessOwner{name, false});
+    }
     const bool recent = !running && r.ended_unix_ms > 0 && now - r.ended_unix_ms < kRecentRunMs;
     if (!running && !recent) continue;
     for (uint32_t pid : entry->gpu_pids) known->pids[pid] = {name, running};

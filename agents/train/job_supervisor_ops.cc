@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <charconv>
+#include <set>
 
 #include <spdlog/spdlog.h>
 
@@ -363,7 +364,15 @@ Result<JobRecord> JobSupervisor::DoStart(JobSpec spec, Lineage lineage, bool adm
     return Status(saved.code(), "cannot record job '" + name + "', so it was not started: " + saved.message());
   }
   bool rerun = existing != entries_.end();
+  std::set<uint32_t> previous_gpu_pids;
+  int64_t previous_ended = 0;
+  if (rerun) {
+    previous_gpu_pids = existing->second->gpu_pids;
+    previous_ended = existing->second->record.ended_unix_ms;
+  }
   Entry& entry = Put(std::move(record));
+  entry.previous_gpu_pids = std::move(previous_gpu_pids);
+  entry.previous_ended_unix_ms = previous_ended;
   JobRecord& r = entry.record;
   Publish(entry);
 

@@ -14,14 +14,16 @@ const char* const kJobWrapperScript =
     "echo \"gpuctl: output goes to $log\"\n"
     "exec >>\"$log\" 2>&1 </dev/null\n"
     // A full disk (the log may have filled it) cannot take a new file: the
-    // status then goes over the spare made at the start, in place (1<> does
-    // not truncate), cut to length (shrinking needs no space).
-    "printf '0000000\\n' >\"$status.spare\" 2>/dev/null\n"
+    // status (and a container job's pid) then goes over a spare made at the
+    // start, in place (1<> does not truncate), zero-padded to the spare's
+    // exact length, so no block and no other tool is needed; the readers take
+    // leading zeros.
+    "spare() { [ -n \"$1\" ] && printf '0000000000\\n' >\"$1.spare\" 2>/dev/null; }\n"
+    "spare \"$status\"; spare \"$pidfile\"\n"
     "record() {\n"
     "  if printf '%s\\n' \"$1\" >\"$2.tmp\" && mv -f \"$2.tmp\" \"$2\"; then rm -f \"$2.spare\"; return; fi\n"
     "  rm -f \"$2.tmp\"\n"
-    "  [ -f \"$2.spare\" ] && printf '%s\\n' \"$1\" 1<>\"$2.spare\" && truncate -s $((${#1} + 1)) \"$2.spare\" &&\n"
-    "    mv -f \"$2.spare\" \"$2\"\n"
+    "  [ -f \"$2.spare\" ] && printf '%010d\\n' \"$1\" 1<>\"$2.spare\" && mv -f \"$2.spare\" \"$2\"\n"
     "}\n"
     "if [ -n \"$cgroup\" ] && ! echo $$ >\"$cgroup\"; then echo \"gpuctl: cannot join cgroup $cgroup\"; record 125 \"$status\"; exit 125; fi\n"
     "if [ -n \"$dir\" ] && ! cd \"$dir\"; then echo \"gpuctl: cannot enter $dir\"; record 126 \"$status\"; exit 126; fi\n"

@@ -74,7 +74,7 @@ void AddEventsCommand(CLI::App& app, CommandContext& context) {
       "events", "Show the agent's events: guard kills and warnings, job events");
   cmd->footer(
       "Prints the events the agent still keeps (its last 1000, and before them the last 512 that decide something: "
-      "guard kills, job starts and ends, CUDA OOMs, remediations, failed builds), oldest first, one per line: local time, kind, "
+      "guard kills, job ends, CUDA OOMs, remediations, failed builds; 128 of each kind at most), oldest first, one per line: local time, kind, "
       "job (or -), message. -o json prints one JSON object per line: seq, time_unix_ms, kind, job (null: "
       "none), message, fields.\n"
       "Event numbers (seq) keep rising across agent restarts: the agent journals its events in "

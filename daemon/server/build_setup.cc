@@ -7,6 +7,14 @@
 
 namespace gpuctl::daemon {
 
+std::optional<uint64_t> DomainRoom(const std::optional<GuardPlan>& guard, const sys::HostFs& fs,
+                                   sys::CgroupDriver* cgroups) {
+  if (!guard) return std::nullopt;
+  Result<guard::DomainReading> reading = guard::MemoryDomainReader(guard->config.domain, fs, cgroups).Read();
+  if (!reading.ok()) return std::nullopt;
+  return guard::BudgetOf(*reading, guard->config).budget_bytes();
+}
+
 build::BuildHostFacts BuildMemoryFacts(const sys::HostFs& fs, const std::optional<GuardPlan>& guard,
                                        sys::CgroupDriver* cgroups) {
   build::BuildHostFacts facts;

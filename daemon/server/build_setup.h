@@ -19,6 +19,11 @@ namespace gpuctl::daemon {
 // guard watches one) and the guard's reserve, from guard::BudgetOf, as the
 // guard itself reads them (the host and the default reserve without a
 // guard); and the GPUs' compute capabilities.
+// What may still be taken in the guard's domain before its kill line, now
+// (guard::BudgetOf); nullopt without a guard or when it cannot be read.
+std::optional<uint64_t> DomainRoom(const std::optional<GuardPlan>& guard, const sys::HostFs& fs,
+                                   sys::CgroupDriver* cgroups);
+
 // The memory part of ReadBuildHostFacts alone (cpus and GPUs left empty).
 build::BuildHostFacts BuildMemoryFacts(const sys::HostFs& fs, const std::optional<GuardPlan>& guard,
                                        sys::CgroupDriver* cgroups);

@@ -62,6 +62,7 @@ class BuildWatchTest : public ::testing::Test {
     hooks.publish = [this](const BuildJob&, const std::string& kind, const std::string&, nlohmann::json) {
       events_.push_back(kind);
     };
+    hooks.domain_room = [this] { return domain_room_; };
     BuildWatchOptions options;
     options.history_path = state_.path() + "/build-peaks.json";
     options.headroom_bytes = kGiB;
@@ -96,7 +97,60 @@ class BuildWatchTest : public ::testing::Test {
   std::vector<BuildJob> builds_{{"fa", "r1", kCgroup, "/src", 12 * kGiB}};
   std::vector<std::string> failures_;
   std::vector<std::string> events_;
+  std::optional<uint64_t> domain_room_;  // the guard's domain: nullopt, as big as the budget
 };
+
+// Other work in the guard's domain grew after the build's budget was set:
+// the governor sees the room the domain has now, and pauses what would reach
+// the guard's line, though the budget alone would let it run.
+TEST_F(BuildWatchTest, TheGuardsDomainShrinkingPausesWhatTheBudgetAloneWouldLetRun) {
+  Compile(20, "a.cu", 1);
+  Compile(30, "b.cu", 0);
+  builds_[0].budget_bytes = 20 * kGiB;  // room for both predicted peaks (6.5 GiB each)
+  cgroups_.Put(kCgroup, [&] {
+    auto cgroup = cgroups_.Get(kCgroup).value();
+    cgroup.max = 20 * kGiB;
+    return cgroup;
+  }());
+  auto watch = MakeWatch();
+  watch->Tick();
+  EXPECT_TRUE(Signalled(SIGSTOP).empty()) << "the budget holds both";
+  domain_room_ = 7 * kGiB;  // the domain has room for one more peak only
+  watch->Tick();
+  EXPECT_EQ(Signalled(SIGSTOP), (std::vector<int64_t>{30, 31}));
+  EXPECT_EQ(watch->Stats("r1")->paused, 1u);
+  domain_room_ = 30 * kGiB;  // it grew back
+  watch->Tick();
+  EXPECT_EQ(Signalled(SIGCONT), (std::vector<int64_t>{30, 31}));
+}
+
+// The guard, about to kill a governed build, asks for relief: all but the
+// oldest running compile are paused at once; the governor adopts them as
+// paused and resumes them as they fit. Nothing to pause: no relief.
+TEST_F(BuildWatchTest, ReliefPausesAllButTheOldestCompile) {
+  Compile(20, "a.cu", 1);
+  Compile(30, "b.cu", 0);
+  Compile(40, "c.cu", 0);
+  builds_[0].budget_bytes = 40 * kGiB;
+  auto watch = MakeWatch();
+  watch->Tick();
+  ASSERT_EQ(watch->Stats("r1")->running, 3u);
+  EXPECT_FALSE(watch->Relieve("no-such-run"));
+  ASSERT_TRUE(watch->Relieve("r1"));
+  watch->Tick();
+  EXPECT_EQ(Signalled(SIGSTOP), (std::vector<int64_t>{30, 31, 40, 41}));
+  EXPECT_EQ(events_.back(), "build_throttled");
+  // The stopped trees read as stopped now: the governor takes them as
+  // paused, and resumes them since they fit.
+  for (int64_t pid : {30, 31, 40, 41}) {
+    std::filesystem::remove_all(proc_.path() + "/proc/" + std::to_string(pid));
+    WriteProcess(proc_, {.pid = pid, .comm = pid % 10 == 0 ? "nvcc" : "cicc", .ppid = pid % 10 == 0 ? 10 : pid - 1,
+                         .state = 'T', .rss_kib = 4 << 10});
+  }
+  watch->Tick();
+  EXPECT_EQ(Signalled(SIGCONT), (std::vector<int64_t>{30, 31, 40, 41}));
+  EXPECT_TRUE(failures_.empty());
+}
 
 TEST_F(BuildWatchTest, PausesWholeTreesThatWouldNotFitAndResumesThemAsCompilesEnd) {
   auto watch = ThreeCompilesAfterOneTick(1);

@@ -341,15 +341,19 @@ TEST(EventLog, DecidingEventsOutliveAFloodOfTracebacks) {
   EXPECT_EQ(behind->Next()->kind, "traceback");
 }
 
-// Only so many are kept aside: the newest deciding events win.
-TEST(EventLog, KeptAsideAreTheNewestDecidingEvents) {
+// Only so many are kept aside, each kind its share: a stream of short
+// jobs' ends does not push out the guard kill before them.
+TEST(EventLog, KeptAsideAreTheNewestDecidingEventsOfEachKind) {
   testing::FakeClock clock;
   EventLog log(clock, 4);
+  const uint64_t kill = log.Publish(Event("guard_kill"));
   for (size_t i = 0; i < EventLog::kDecidingKept + 20; ++i) log.Publish(Event("job_ended"));
   for (int i = 0; i < 10; ++i) log.Publish(Event("traceback"));
   std::vector<AgentEvent> backlog = log.Since(0);
-  ASSERT_EQ(backlog.size(), EventLog::kDecidingKept + 4);
-  EXPECT_EQ(backlog.front().seq, 21u);
+  ASSERT_EQ(backlog.size(), 1 + EventLog::kDecidingKeptPerKind + 4);
+  EXPECT_EQ(backlog.front().seq, kill);
+  EXPECT_EQ(backlog[1].kind, "job_ended");
+  EXPECT_EQ(backlog[1].seq, kill + EventLog::kDecidingKept + 20 - EventLog::kDecidingKeptPerKind + 1);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -51,6 +53,13 @@ TEST(DiskSpace, ASpareTooSmallIsRefusedAndKeptWhenBigEnough) {
   // Asked for more: grown, with room to spare.
   ASSERT_TRUE(KeepSpareFile(spare, size + 1).ok());
   EXPECT_GE(fs::file_size(spare), 2 * (size + 1));
+}
+
+TEST(DiskSpace, OutOfSpaceIsToldFromOtherErrors) {
+  EXPECT_TRUE(IsOutOfSpace(ErrnoError("cannot write /x", ENOSPC)));
+  EXPECT_TRUE(IsOutOfSpace(ErrnoError("cannot write /x", EDQUOT)));
+  EXPECT_FALSE(IsOutOfSpace(ErrnoError("cannot write /x", EIO)));
+  EXPECT_FALSE(IsOutOfSpace(Status::Ok()));
 }
 
 TEST(DiskSpace, FreeBytesReadsTheFilesystem) {

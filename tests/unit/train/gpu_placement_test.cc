@@ -161,13 +161,15 @@ TEST(GpuSlotsFromReport, WithoutAProcessListUsedMemoryLessOursIsForeign) {
   sys::GpuReport report = EightGpusFiveFullOfOthers();
   for (sys::GpuDevice& gpu : report.devices) gpu.processes.clear();
   report.devices[1].memory_used_bytes = 512ull << 20;  // the driver's own: under the busy line
-  std::map<uint32_t, uint64_t> ours = {{2, 20 * kGiB}};
+  // GPU 4 runs a job started without --gpus, last seen holding 20 GiB there.
+  std::map<uint32_t, uint64_t> ours = {{4, 20 * kGiB}};
   std::vector<GpuSlot> slots = GpuSlotsFromReport(report, {{2, "mine"}}, NoOwner(), NothingVisible(), ours);
   ASSERT_EQ(slots[0].foreign.size(), 1u);
   EXPECT_EQ(slots[0].foreign[0].bytes, 45 * kGiB);
   EXPECT_EQ(slots[0].foreign[0].pid, 0u);
-  ASSERT_EQ(slots[2].foreign.size(), 1u);
-  EXPECT_EQ(slots[2].foreign[0].bytes, (45 + 26 - 20) * kGiB) << "ours subtracted";
+  ASSERT_EQ(slots[4].foreign.size(), 1u);
+  EXPECT_EQ(slots[4].foreign[0].bytes, (45 + 52 - 20) * kGiB) << "ours subtracted";
+  EXPECT_TRUE(slots[2].foreign.empty()) << "a GPU given to a job holds that job's memory";
   EXPECT_EQ(slots[2].held_by, "mine");
   GpuPlacement p = PlaceJob({3, {}, std::nullopt}, slots, kGiB);
   EXPECT_THAT(p.gpus, ElementsAre(1, 3, 6));
