@@ -32,6 +32,13 @@ class FakeWork final : public GuardedWork {
   std::vector<std::string> will_kill;
   std::vector<GuardedWorkItem> Running() override { return items; }
   void WillKill(const std::string& name, const std::string&) override { will_kill.push_back(name); }
+  // A governed build's relief: true while its governor can still pause.
+  bool Relieve(const std::string& name) override {
+    relieved.push_back(name);
+    return can_relieve;
+  }
+  bool can_relieve = false;
+  std::vector<std::string> relieved;
 };
 
 class MemoryGuardTest : public ::testing::Test {
@@ -101,6 +108,38 @@ TEST_F(MemoryGuardTest, BelowTheLineTheBiggestJobIsKilledWholeAndMarked) {
   EXPECT_EQ(kill.job, "big");
   EXPECT_EQ(kill.fields["victim_cgroup"], "/gpuctl/big@r2");
   EXPECT_EQ(kill.fields["killed"], true);
+}
+
+// A governed build below the line pauses its compiles first: the guard holds
+// its kill while the governor still can, for at most kReliefWindow, then
+// kills if the domain is still below the line.
+TEST_F(MemoryGuardTest, AGovernedBuildIsAskedToPauseBeforeItIsKilled) {
+  cgroups_.Put("/gpuctl", {});
+  cgroups_.Put("/gpuctl/b@r1", {.current = 8 * kGiB});
+  work_.items = {{"b", "/gpuctl/b@r1", 600}};
+  work_.can_relieve = true;
+  SetHostAvailable(1 * kGiB);
+  auto guard = Guard(HostConfig());
+  guard->CheckOnce();
+  EXPECT_EQ(work_.relieved, (std::vector<std::string>{"b"}));
+  EXPECT_TRUE(cgroups_.kills().empty()) << "held while the governor pauses";
+  clock_.Advance(kReliefWindow / 2);
+  guard->CheckOnce();
+  EXPECT_TRUE(cgroups_.kills().empty());
+  clock_.Advance(kReliefWindow);  // still below the line after the window
+  guard->CheckOnce();
+  EXPECT_EQ(cgroups_.kills(), (std::vector<std::string>{"/gpuctl/b@r1"}));
+  EXPECT_EQ(events_.back().kind, "guard_kill");
+}
+
+TEST_F(MemoryGuardTest, WithNothingLeftToPauseTheBuildIsKilledAtOnce) {
+  cgroups_.Put("/gpuctl", {});
+  cgroups_.Put("/gpuctl/b@r1", {.current = 8 * kGiB});
+  work_.items = {{"b", "/gpuctl/b@r1", 600}};
+  SetHostAvailable(1 * kGiB);
+  Guard(HostConfig())->CheckOnce();
+  EXPECT_EQ(work_.relieved, (std::vector<std::string>{"b"}));
+  EXPECT_EQ(cgroups_.kills(), (std::vector<std::string>{"/gpuctl/b@r1"}));
 }
 
 // The case: 1.34 GiB of a 3 GiB domain, plus 1.37 GB of file cache
