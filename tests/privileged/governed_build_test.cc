@@ -19,59 +19,14 @@
 #include <gtest/gtest.h>
 
 #include "tests/integration/train_fixture.h"
+#include "tests/privileged/memory_cgroup_support.h"
 
 namespace gpuctl::testing {
 namespace {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
-const std::string kMemoryRoot = "/sys/fs/cgroup/memory";
 constexpr uint64_t kMiB = uint64_t{1} << 20;
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// The test process's own v1 memory cgroup ("/a/b", "" at the root).
-std::string OwnMemoryCgroup() {
-  std::istringstream lines(ReadText("/proc/self/cgroup"));
-  for (std::string line; std::getline(lines, line);) {
-    size_t first = line.find(':'), second = line.find(':', first + 1);
-    if (second == std::string::npos) continue;
-    std::string controllers = "," + line.substr(first + 1, second - first - 1) + ",";
-    if (controllers.find(",memory,") != std::string::npos) {
-      std::string path = line.substr(second + 1);
-      return path == "/" ? "" : path;
-    }
-  }
-  return "";
-}
-
-uint64_t Counter(const std::string& file, const std::string& key) {
-  std::istringstream in(ReadText(file));
-  std::string k;
-  uint64_t v = 0;
-  while (in >> k >> v) {
-    if (k == key) return v;
-  }
-  return 0;
-}
-
-void KillAndRemove(const std::string& dir) {
-  std::error_code ec;
-  if (!fs::exists(dir, ec)) return;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.is_directory()) KillAndRemove(entry.path().string());
-  }
-  for (int attempt = 0; attempt < 100 && rmdir(dir.c_str()) != 0; ++attempt) {
-    std::istringstream procs(ReadText(dir + "/cgroup.procs"));
-    for (pid_t pid = 0; procs >> pid;) kill(pid, SIGKILL);
-    usleep(50'000);
-  }
-}
 
 // The most compiles at their peak at once, from their "peak T" / "end T"
 // lines (a paused compile has started, but holds less until it runs again).

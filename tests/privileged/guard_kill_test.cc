@@ -18,71 +18,13 @@
 #include "gpuctl/v1/agent.grpc.pb.h"
 #include "tests/fakes/temp_dir.h"
 #include "tests/integration/process_support.h"
+#include "tests/privileged/memory_cgroup_support.h"
 
 namespace gpuctl::testing {
 namespace {
 
 using nlohmann::json;
 constexpr uint64_t kGiB = uint64_t{1} << 30;
-const std::string kMemoryRoot = "/sys/fs/cgroup/memory";
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// This process's cgroup in the v1 memory hierarchy ("/a/b"), or "" if none.
-std::string OwnMemoryCgroup() {
-  std::istringstream lines(ReadText("/proc/self/cgroup"));
-  for (std::string line; std::getline(lines, line);) {
-    size_t first = line.find(':'), second = line.find(':', first + 1);
-    if (second == std::string::npos) continue;
-    std::string controllers = line.substr(first + 1, second - first - 1);
-    if (controllers == "memory" || controllers.find("memory,") == 0 || controllers.find(",memory") != std::string::npos) {
-      std::string path = line.substr(second + 1);
-      return path == "/" ? "" : path;
-    }
-  }
-  return "";
-}
-
-uint64_t SwapTotalKb() {
-  std::istringstream in(ReadText("/proc/meminfo"));
-  std::string key;
-  uint64_t value = 0;
-  std::string unit;
-  while (in >> key >> value) {
-    if (key == "SwapTotal:") return value;
-    std::getline(in, unit);
-  }
-  return 0;
-}
-
-uint64_t OomKills(const std::string& dir) {
-  std::istringstream in(ReadText(dir + "/memory.oom_control"));
-  std::string key;
-  uint64_t value = 0;
-  while (in >> key >> value) {
-    if (key == "oom_kill") return value;
-  }
-  return 0;
-}
-
-void KillAndRemove(const std::string& dir) {
-  std::error_code ec;
-  if (!std::filesystem::exists(dir, ec)) return;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    if (entry.is_directory()) KillAndRemove(entry.path().string());
-  }
-  for (int attempt = 0; attempt < 100 && rmdir(dir.c_str()) != 0; ++attempt) {
-    std::istringstream procs(ReadText(dir + "/cgroup.procs"));
-    for (pid_t pid = 0; procs >> pid;) kill(pid, SIGKILL);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-}
-
 class GuardKill : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -90,7 +32,7 @@ class GuardKill : public ::testing::Test {
     if (!std::filesystem::exists(kMemoryRoot + "/memory.limit_in_bytes")) {
       GTEST_SKIP() << "no cgroup v1 memory hierarchy at " << kMemoryRoot << " (a v2 host)";
     }
-    if (SwapTotalKb() > 0) {
+    if (Counter("/proc/meminfo", "SwapTotal:") > 0) {
       GTEST_SKIP() << "swap is on: a 1 GiB domain would swap rather than run out";
     }
     domain_ = OwnMemoryCgroup() + "/gpuctl-guard-test-" + std::to_string(getpid());
@@ -159,7 +101,7 @@ TEST_F(GuardKill, KillsARunawayJobBeforeTheKernelAndStaysReachable) {
   health.join();
 
   EXPECT_EQ(job.value("state", ""), "killed_by_guard") << job.dump(2) << ReadText(dir_.path() + "/gpuctld.log");
-  EXPECT_EQ(OomKills(domain_dir_), 0u) << "the kernel's OOM killer fired in the domain";
+  EXPECT_EQ(Counter(domain_dir_ + "/memory.oom_control", "oom_kill"), 0u) << "the kernel's OOM killer fired in the domain";
   EXPECT_TRUE(agent_->running()) << "gpuctld died";
   EXPECT_GE(ok_calls.load(), 50);
   EXPECT_EQ(failed_calls.load(), 0);
