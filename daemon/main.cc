@@ -306,6 +306,9 @@ int main(int argc, char** argv) {
   health_hub.Stop();
   event_log.EndSubscriptions();
   agent_service.EndStreams();  // log followers too, waiting on a quiet file
+  // Calls waiting on a job (a stop in its grace) answer now; the server's
+  // shutdown waits for every call to finish.
+  jobs.Shutdown();
   (*server)->Shutdown(clock.WallNow() + std::chrono::milliseconds(1000));
   job_calls.Shutdown();
   slow_calls.Shutdown();

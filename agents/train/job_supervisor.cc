@@ -67,6 +67,12 @@ void JobSupervisor::Start() {
 void JobSupervisor::Shutdown() {
   std::deque<std::shared_ptr<Call>> left;
   {
+    // A stop waiting out its grace for a client answers now (the stop is
+    // recorded: the next agent finishes it), so no call holds the agent.
+    std::lock_guard lock(snapshot_mutex_);
+    shutting_down_ = true;
+  }
+  {
     std::lock_guard lock(queue_mutex_);
     stopping_ = true;
     left.swap(queue_);
@@ -201,7 +207,7 @@ void JobSupervisor::WaitForEnd(const std::string& name, std::chrono::steady_cloc
   clock_.WaitUntil(lock, snapshot_changed_, deadline, [&] {
     auto it = snapshot_.find(name);
     // An unreadable record's run being stopped ends when its stop clears.
-    return it == snapshot_.end() ||
+    return shutting_down_ || it == snapshot_.end() ||
            (!IsActive(it->second->state) &&
             !(it->second->state == JobState::kUnreadable && it->second->stop_requested));
   });

@@ -105,7 +105,9 @@ class JobSupervisor {
   // Loads the records, reconciles them with what runs (see above), and
   // starts the owner thread.
   void Start();
-  // Stops the owner thread (jobs keep running). Idempotent.
+  // Stops the owner thread (jobs keep running) and wakes every call waiting
+  // for a job's end (a stop in its grace answers with the job as it is).
+  // Idempotent.
   void Shutdown();
 
   // Errors: kInvalidArgument for a bad spec, a missing or non-executable
@@ -248,6 +250,7 @@ class JobSupervisor {
   std::mutex snapshot_mutex_;
   std::condition_variable snapshot_changed_;
   std::map<std::string, std::shared_ptr<const JobRecord>> snapshot_;
+  bool shutting_down_ = false;  // snapshot_mutex_: waits for a job's end return
   std::shared_ptr<const JobRecord> Snapshot(const std::string& name);
   // When a follower last had the owner check a job's end: many followers of
   // one job share one check per kEndCheckInterval.

@@ -242,5 +242,35 @@ TEST_F(StreamTeardown, SigtermStopsWithinTwoSecondsWithHundredsOfFollowersAttach
   for (auto& c : clients) c->Kill();
 }
 
+// A unary call the agent is still working on is no excuse either: a `train
+// stop --grace 30s` of a job that ignores SIGTERM waits for the job, and
+// SIGTERM to the agent still stops it within 2 s (the stop is recorded: the
+// next agent finishes it at its deadline).
+TEST_F(StreamTeardown, SigtermStopsWithinTwoSecondsWithAStopInItsGrace) {
+  StartTrainAgent();
+  ASSERT_EQ(Gpuctl({"train", "start", "--name", "stubborn", "--", "sh", "-c",
+                    "trap '' TERM; echo ready; while :; do sleep 1; done"})
+                .exit_code,
+            0);
+  ASSERT_TRUE(WaitUntil([&] { return ReadFile(StateDir() + "/jobs/stubborn/output.log").find("ready") !=
+                                     std::string::npos; }, 10s));
+  Client stop(Argv({"train", "stop", "stubborn", "--grace", "30s"}), dir_.path() + "/stop.out", false);
+  ASSERT_TRUE(WaitUntil([&] {
+    return ReadFile(StateDir() + "/jobs/stubborn/job.json").find("\"stop_requested\": true") != std::string::npos;
+  }, 10s)) << "the stop was not recorded";
+  const auto signalled = Clock::now();
+  agent_->Signal(SIGTERM);
+  const int code = agent_->WaitForExit(20s);
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - signalled);
+  EXPECT_EQ(code, 0) << AgentLog();
+  EXPECT_LT(took, 2s) << "gpuctld took " << took.count() << " ms to stop with a stop in its grace";
+  stop.Kill();
+  // The next agent finishes the stop (SIGKILL at the saved deadline).
+  StartTrainAgent();
+  EXPECT_EQ(Status("stubborn").value("state", ""), "running");
+  RunResult again = Gpuctl({"train", "stop", "stubborn", "--grace", "0s"});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+}
+
 }  // namespace
 }  // namespace gpuctl::testing
