@@ -50,6 +50,24 @@ std::vector<JobGpuMemory> UpdateGpuMemory(std::vector<JobGpuMemory>& memory, con
   return high;
 }
 
+bool CgroupHolds(std::string_view process_cgroup, std::string_view job_cgroup) {
+  return !job_cgroup.empty() && process_cgroup.starts_with(job_cgroup) &&
+         (process_cgroup.size() == job_cgroup.size() || process_cgroup[job_cgroup.size()] == '/');
+}
+
+bool ContainerCgroupHolds(std::string_view process_cgroup, std::string_view vmid) {
+  if (vmid.empty()) return false;
+  for (const char* prefix : {"/lxc/", "/lxc.payload."}) {
+    const std::string head = prefix + std::string(vmid);
+    for (size_t at = process_cgroup.find(head); at != std::string_view::npos;
+         at = process_cgroup.find(head, at + 1)) {
+      const size_t end = at + head.size();
+      if (end == process_cgroup.size() || process_cgroup[end] == '/') return true;
+    }
+  }
+  return false;
+}
+
 nlohmann::json ToJson(const JobGpuMemory& m) {
   return {{"index", m.index},           {"uuid", m.uuid},           {"used_bytes", m.used_bytes},
           {"peak_bytes", m.peak_bytes}, {"total_bytes", m.total_bytes}, {"high_reported", m.high_reported}};

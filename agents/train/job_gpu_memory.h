@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -41,6 +42,14 @@ std::map<std::string, std::vector<JobGpuMemory>> AttributeGpuMemory(
 // (a GPU the run used before and not now reads 0). Returns the GPUs that
 // passed kGpuMemoryHighFraction for the first time in this run.
 std::vector<JobGpuMemory> UpdateGpuMemory(std::vector<JobGpuMemory>& memory, const std::vector<JobGpuMemory>& now);
+
+// Whether a process whose memory cgroup is `process_cgroup` (as
+// /proc/PID/cgroup names it) is in cgroup `job_cgroup` or below it.
+bool CgroupHolds(std::string_view process_cgroup, std::string_view job_cgroup);
+// Whether it is in the cgroup of LXC container `vmid` as the host names it:
+// a path component "lxc/VMID" (Proxmox: /lxc/200/ns/...) or
+// "lxc.payload.VMID" (LXC 4+: /lxc.payload.200/...).
+bool ContainerCgroupHolds(std::string_view process_cgroup, std::string_view vmid);
 
 nlohmann::json ToJson(const JobGpuMemory& memory);
 JobGpuMemory JobGpuMemoryFromJson(const nlohmann::json& json);

@@ -21,19 +21,13 @@ constexpr int64_t kRecentRunMs = 30'000;
 // Pids remembered per run: a run has a few workers per GPU.
 constexpr size_t kMaxGpuPidsPerRun = 1024;
 
-bool InCgroup(const std::string& process_cgroup, const std::string& job_cgroup) {
-  return !job_cgroup.empty() &&
-         (process_cgroup == job_cgroup ||
-          (process_cgroup.size() > job_cgroup.size() && process_cgroup.starts_with(job_cgroup) &&
-           process_cgroup[job_cgroup.size()] == '/'));
-}
-
 }  // namespace
 
 std::function<std::optional<GpuProcessOwner>(uint32_t)> JobSupervisor::GpuOwners() {
   struct Known {
     std::map<int64_t, std::string> groups;                  // running jobs' process groups
     std::vector<std::pair<std::string, std::string>> cgroups;  // cgroup, job (running)
+    std::vector<std::pair<std::string, std::string>> containers;  // VMID, job (running container jobs)
     std::map<uint32_t, GpuProcessOwner> pids;               // seen of runs, running or recent
   };
   auto known = std::make_shared<Known>();
@@ -51,15 +45,21 @@ std::function<std::optional<GpuProcessOwner>(uint32_t)> JobSupervisor::GpuOwners
     if (r.pgid > 0) known->groups[r.pgid] = name;
     if (r.inner_pgid > 0) known->groups[r.inner_pgid] = name;
     if (!r.cgroup.empty()) known->cgroups.emplace_back(r.cgroup, name);
+    if (!r.spec.container.empty()) known->containers.emplace_back(r.spec.container, name);
   }
   return [this, known](uint32_t pid) -> std::optional<GpuProcessOwner> {
     if (std::optional<int64_t> group = processes_.ProcessGroup(pid)) {
       if (auto it = known->groups.find(*group); it != known->groups.end()) return GpuProcessOwner{it->second, true};
     }
-    if (!known->cgroups.empty()) {
+    // A worker that left its job's process group (setsid) is still in its
+    // job's cgroup, or its container's.
+    if (!known->cgroups.empty() || !known->containers.empty()) {
       if (std::optional<std::string> cgroup = processes_.MemoryCgroup(pid)) {
         for (const auto& [job_cgroup, job] : known->cgroups) {
-          if (InCgroup(*cgroup, job_cgroup)) return GpuProcessOwner{job, true};
+          if (CgroupHolds(*cgroup, job_cgroup)) return GpuProcessOwner{job, true};
+        }
+        for (const auto& [vmid, job] : known->containers) {
+          if (ContainerCgroupHolds(*cgroup, vmid)) return GpuProcessOwner{job, true};
         }
       }
     }

@@ -143,6 +143,15 @@ size_t AcceptedAtOnce(v1::Agent::Stub& stub, const std::string& job, size_t coun
   return accepted;
 }
 
+// The agent's promise: stopped within 2 s of SIGTERM. Under ASan and UBSan
+// (scripts/sanitize.sh) every process of the test runs two to three times
+// slower; the bound scales with it, the check stays.
+#ifdef GPUCTL_SANITIZED_BUILD
+constexpr auto kStopBound = 6s;
+#else
+constexpr auto kStopBound = 2s;
+#endif
+
 class StreamTeardown : public TrainFixture {
  protected:
   std::vector<std::string> Argv(std::vector<std::string> args) const {
@@ -231,7 +240,7 @@ TEST_F(StreamTeardown, SigtermStopsWithinTwoSecondsWithHundredsOfFollowersAttach
   const int code = agent_->WaitForExit(10s);
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - signalled);
   EXPECT_EQ(code, 0) << AgentLog();
-  EXPECT_LT(took, 2s) << "gpuctld took " << took.count() << " ms to stop";
+  EXPECT_LT(took, kStopBound) << "gpuctld took " << took.count() << " ms to stop";
   std::cerr << "gpuctld stopped " << took.count() << " ms after SIGTERM with " << clients.size()
             << " followers attached\n";
 
@@ -263,7 +272,7 @@ TEST_F(StreamTeardown, SigtermStopsWithinTwoSecondsWithAStopInItsGrace) {
   const int code = agent_->WaitForExit(20s);
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - signalled);
   EXPECT_EQ(code, 0) << AgentLog();
-  EXPECT_LT(took, 2s) << "gpuctld took " << took.count() << " ms to stop with a stop in its grace";
+  EXPECT_LT(took, kStopBound) << "gpuctld took " << took.count() << " ms to stop with a stop in its grace";
   stop.Kill();
   // The next agent finishes the stop (SIGKILL at the saved deadline).
   StartTrainAgent();

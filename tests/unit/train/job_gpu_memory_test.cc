@@ -75,5 +75,22 @@ TEST(JobGpuMemory, PeaksAreKeptAndHighFiresOncePerRun) {
   EXPECT_TRUE(UpdateGpuMemory(below, reading(94999)).empty());
 }
 
+// A job's GPU processes are its cgroup's (a setsid'd worker too), or for a
+// container job its container's, as the host names it.
+TEST(JobGpuMemory, ProcessesAreAJobsByItsCgroupOrItsContainer) {
+  EXPECT_TRUE(CgroupHolds("/gpuctl/a@r1", "/gpuctl/a@r1"));
+  EXPECT_TRUE(CgroupHolds("/gpuctl/a@r1/worker", "/gpuctl/a@r1"));
+  EXPECT_FALSE(CgroupHolds("/gpuctl/a@r10", "/gpuctl/a@r1"));
+  EXPECT_FALSE(CgroupHolds("/gpuctl", "/gpuctl/a@r1"));
+  EXPECT_FALSE(CgroupHolds("/gpuctl/a@r1", ""));
+  EXPECT_TRUE(ContainerCgroupHolds("/lxc/200/ns/user.slice", "200"));
+  EXPECT_TRUE(ContainerCgroupHolds("/lxc/200", "200"));
+  EXPECT_TRUE(ContainerCgroupHolds("/lxc.payload.200/init.scope", "200"));
+  EXPECT_FALSE(ContainerCgroupHolds("/lxc/2000/ns", "200"));
+  EXPECT_FALSE(ContainerCgroupHolds("/lxc.payload.2001", "200"));
+  EXPECT_FALSE(ContainerCgroupHolds("/user.slice/lxc200", "200"));
+  EXPECT_FALSE(ContainerCgroupHolds("/lxc/200", ""));
+}
+
 }  // namespace
 }  // namespace gpuctl::train
