@@ -26,7 +26,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 cmake -S . -B build-aarch64 -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUCTL_WERROR=ON \
   -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DGPUCTL_BUILD_TESTS=ON >/dev/null
-targets=(gpuctld gpuctl grow_memory)  # grow_memory: its argument check is a unit test
+targets=(gpuctld gpuctl grow_memory fake_compile)  # the memory hogs: their argument checks are unit tests
 for t in unit_common unit_sys unit_events unit_health unit_train unit_guard unit_provision unit_daemon unit_client; do
   targets+=("$t")
 done
