@@ -187,4 +187,59 @@ std::string VisibleDevices(const std::vector<uint32_t>& gpus) {
   return out;
 }
 
+StartPlacement DecideStartPlacement(const GpuRequest& request, const std::vector<GpuSlot>& slots,
+                                    const std::string& read_error, uint32_t ahead, uint64_t busy_below_bytes) {
+  StartPlacement decision;
+  if (slots.empty() && (request.num_gpus > 0 || request.gpu_mem_bytes)) {
+    decision.kind = StartPlacement::Kind::kRefuse;
+    decision.refusal = InvalidArgument("--num-gpus and --gpu-mem need the agent to see the GPUs, and it sees none" +
+                                       (read_error.empty() ? std::string() : " (" + read_error + ")"));
+    return decision;
+  }
+  if (slots.empty() || !Placeable(request.gpus, slots)) return decision;  // as asked
+  if (Status s = CheckGpuRequest(request, slots); !s.ok()) {
+    decision.kind = StartPlacement::Kind::kRefuse;
+    decision.refusal = s;
+    return decision;
+  }
+  GpuPlacement placement = PlaceJob(request, slots, busy_below_bytes);
+  if (ahead > 0 || placement.gpus.empty()) {
+    decision.kind = StartPlacement::Kind::kQueue;
+    decision.waiting_for = placement.gpus.empty() ? placement.waiting_for
+                                                  : "its turn: " + std::to_string(ahead) + " queued ahead of it";
+    return decision;
+  }
+  decision.gpus = std::move(placement.gpus);
+  return decision;
+}
+
+std::vector<Admission> PlanAdmissions(const std::vector<QueuedRequest>& in_order, std::vector<GpuSlot> slots,
+                                      const std::string& read_error, uint64_t busy_below_bytes) {
+  std::vector<Admission> plan;
+  bool blocked = false;  // first come, first served: nobody passes the head
+  uint32_t position = 0;
+  std::string head;
+  for (const QueuedRequest& job : in_order) {
+    GpuPlacement placement = slots.empty() ? GpuPlacement{{}, "the GPUs (none seen: " + read_error + ")"}
+                                           : PlaceJob(job.request, slots, busy_below_bytes);
+    Admission admission{job.name, {}, 0, {}};
+    if (!blocked && !placement.gpus.empty()) {
+      for (GpuSlot& slot : slots) {
+        if (std::find(placement.gpus.begin(), placement.gpus.end(), slot.index) != placement.gpus.end()) {
+          slot.held_by = job.name;
+        }
+      }
+      admission.gpus = std::move(placement.gpus);
+      plan.push_back(std::move(admission));
+      continue;
+    }
+    admission.position = ++position;
+    admission.waiting_for = placement.gpus.empty() ? placement.waiting_for : "its turn, behind job " + head;
+    if (!blocked) head = job.name;
+    blocked = true;
+    plan.push_back(std::move(admission));
+  }
+  return plan;
+}
+
 }  // namespace gpuctl::train

@@ -97,6 +97,47 @@ struct QueuedJob {
 };
 std::vector<std::string> QueueOrder(std::vector<QueuedJob> jobs);
 
+// Where a new job that asks for GPUs goes, decided at its start: started
+// (on the GPUs chosen for it, or as it asked when the queue cannot place
+// its list), queued, or refused.
+struct StartPlacement {
+  enum class Kind { kStart, kQueue, kRefuse };
+  Kind kind = Kind::kStart;
+  std::vector<uint32_t> gpus;  // kStart: chosen by the queue; empty: as the job asked
+  std::string waiting_for;     // kQueue
+  Status refusal;              // kRefuse
+};
+
+// `slots`: one per GPU the reading saw (none: `read_error` says why).
+// `ahead`: jobs queued with this one's priority or higher, which it never
+// passes. A count or memory with no GPU seen is refused; so is what no wait
+// can satisfy (CheckGpuRequest). MIG instances and UUID prefixes start as
+// asked, without the queue (Placeable).
+StartPlacement DecideStartPlacement(const GpuRequest& request, const std::vector<GpuSlot>& slots,
+                                    const std::string& read_error, uint32_t ahead, uint64_t busy_below_bytes);
+
+// One queued job, for an admission pass: its name and what it asks for.
+struct QueuedRequest {
+  std::string name;
+  GpuRequest request;
+};
+
+// What an admission pass decided for one queued job.
+struct Admission {
+  std::string name;
+  std::vector<uint32_t> gpus;  // admitted onto these; empty: it waits
+  uint32_t position = 0;       // waiting: its place (1 = next)
+  std::string waiting_for;     // waiting: what for
+};
+
+// One pass down the queue (`in_order`, QueueOrder's order): each job whose
+// GPUs are free is admitted and takes them, until the first that must wait;
+// nobody passes that one (first come, first served), and each after it is
+// told its place and what it waits for. `slots` empty: no GPU was seen
+// (`read_error` says why).
+std::vector<Admission> PlanAdmissions(const std::vector<QueuedRequest>& in_order, std::vector<GpuSlot> slots,
+                                      const std::string& read_error, uint64_t busy_below_bytes);
+
 // "0,3": CUDA_VISIBLE_DEVICES for the chosen GPUs (with CUDA_DEVICE_ORDER=PCI_BUS_ID).
 std::string VisibleDevices(const std::vector<uint32_t>& gpus);
 

@@ -36,4 +36,23 @@ JobEnd DecideJobEnd(const ExitStatusReading& exit, bool stop_requested,
   return end;
 }
 
+JobEnd DecideRunEnd(const RunEndFacts& facts) {
+  using Kind = ExitStatusReading::Kind;
+  JobEnd end = DecideJobEnd(facts.exit, facts.stop_requested, facts.guard_kill_reason);
+  if (facts.failure && !facts.stop_requested && !facts.guard_kill_reason) {
+    end.state = JobState::kFailed;
+    end.reason = *facts.failure;
+  }
+  if (facts.never_seen_launched && facts.exit.kind == Kind::kMissing) {
+    end.state = JobState::kFailed;
+    end.reason = "never launched: the agent stopped while starting it";
+  }
+  if (facts.disk_full) {
+    end.reason = facts.exit.kind == Kind::kMissing
+                     ? "its processes are gone and no exit status could be recorded: " + *facts.disk_full
+                     : end.reason + "; " + *facts.disk_full;
+  }
+  return end;
+}
+
 }  // namespace gpuctl::train

@@ -1,6 +1,8 @@
 // How a run ended, decided from what is known when its processes are gone:
 // the exit status the wrapper wrote (or not, or garbage), whether a stop was
-// asked, whether the guard killed it. Pure, so each case is a unit test.
+// asked, whether the guard or the build governor killed it, whether its
+// launch was ever seen, whether its disk is full. Pure, so each case is a
+// unit test; the run monitor gathers the facts and applies the answer.
 #pragma once
 
 #include <optional>
@@ -22,5 +24,24 @@ struct JobEnd {
 // requested stop explain any exit (a 143 after a stop is "stopped").
 JobEnd DecideJobEnd(const ExitStatusReading& exit, bool stop_requested,
                     const std::optional<std::string>& guard_kill_reason);
+
+// Everything known of a run when its processes are gone.
+struct RunEndFacts {
+  ExitStatusReading exit;
+  bool stop_requested = false;
+  std::optional<std::string> guard_kill_reason;  // the guard killed it, saying why
+  // The build governor killed it (it could not fit its budget), saying why.
+  std::optional<std::string> failure;
+  // Recorded as starting and never seen launched (no pane, no start time).
+  bool never_seen_launched = false;
+  // Set when the disk holding its log is full: what to say of it.
+  std::optional<std::string> disk_full;
+};
+
+// DecideJobEnd, then what it cannot know: the governor's failure where no
+// stop or guard kill explains the end; "never launched" for a run never
+// seen launched that left no exit status; a full disk named in the reason
+// (as the cause when no exit status could be recorded).
+JobEnd DecideRunEnd(const RunEndFacts& facts);
 
 }  // namespace gpuctl::train

@@ -190,21 +190,12 @@ bool JobSupervisor::SettleIfEnded(Entry& entry) {
     auto failed = failures_.find(r.run_id);
     if (failed != failures_.end()) failure = failed->second;
   }
-  ExitStatusReading exit = ReadExitStatus(r.exit_path);
-  JobEnd end = DecideJobEnd(exit, r.stop_requested, guard_reason);
-  if (failure && !r.stop_requested && !guard_reason) {
-    end.state = JobState::kFailed;
-    end.reason = *failure;
-  }
-  if (r.state == JobState::kStarting && r.started_unix_ms == 0 && exit.kind == ExitStatusReading::Kind::kMissing) {
-    end.state = JobState::kFailed;
-    end.reason = "never launched: the agent stopped while starting it";
-  }
-  if (std::optional<std::string> full = DiskFullNote(r)) {
-    end.reason = exit.kind == ExitStatusReading::Kind::kMissing
-                     ? "its processes are gone and no exit status could be recorded: " + *full
-                     : end.reason + "; " + *full;
-  }
+  const JobEnd end = DecideRunEnd({.exit = ReadExitStatus(r.exit_path),
+                                   .stop_requested = r.stop_requested,
+                                   .guard_kill_reason = guard_reason,
+                                   .failure = failure,
+                                   .never_seen_launched = r.state == JobState::kStarting && r.started_unix_ms == 0,
+                                   .disk_full = DiskFullNote(r)});
   r.state = end.state;
   r.state_reason = end.reason;
   r.exit_code = end.exit_code;
@@ -316,30 +307,20 @@ Result<JobRecord> JobSupervisor::DoStart(JobSpec spec, Lineage lineage, bool adm
   if (!placement.ok()) return placement.status();
   if (!admitted && options_.read_gpus && (spec.num_gpus > 0 || spec.gpu_mem_bytes || !spec.gpus.empty())) {
     const sys::GpuReport report = options_.read_gpus();
-    if (report.devices.empty() && (spec.num_gpus > 0 || spec.gpu_mem_bytes)) {
-      return InvalidArgument("--num-gpus and --gpu-mem need the agent to see the GPUs, and it sees none" +
-                             (report.error.empty() ? std::string() : " (" + report.error + ")"));
-    }
-    std::vector<GpuSlot> slots = GpuSlots(report);
     GpuRequest request{spec.num_gpus, {}, spec.gpu_mem_bytes};
     if (!spec.gpus.empty()) request.gpus = SplitGpuList(spec.gpus);
-    // MIG instances and UUID prefixes are CUDA's to resolve: such a job
-    // starts as before, without the queue.
-    if (!report.devices.empty() && Placeable(request.gpus, slots)) {
-      if (Status s = CheckGpuRequest(request, slots); !s.ok()) return s;
-      uint32_t ahead = 0;
-      for (const auto& [other, entry] : entries_) {
-        const JobRecord& q = entry->record;
-        if (q.state == JobState::kQueued && other != name && q.spec.priority >= spec.priority) ++ahead;
-      }
-      GpuPlacement gpu_placement = PlaceJob(request, slots, options_.gpu_busy_below_bytes);
-      if (ahead > 0 || gpu_placement.gpus.empty()) {
-        std::string why = gpu_placement.gpus.empty() ? gpu_placement.waiting_for
-                                                     : "its turn: " + std::to_string(ahead) + " queued ahead of it";
-        return Enqueue(std::move(spec), std::move(lineage), why, restarts);
-      }
-      if (spec.gpus.empty()) spec.gpus = VisibleDevices(gpu_placement.gpus);
+    uint32_t ahead = 0;
+    for (const auto& [other, entry] : entries_) {
+      const JobRecord& q = entry->record;
+      if (q.state == JobState::kQueued && other != name && q.spec.priority >= spec.priority) ++ahead;
     }
+    StartPlacement decided =
+        DecideStartPlacement(request, GpuSlots(report), report.error, ahead, options_.gpu_busy_below_bytes);
+    if (decided.kind == StartPlacement::Kind::kRefuse) return decided.refusal;
+    if (decided.kind == StartPlacement::Kind::kQueue) {
+      return Enqueue(std::move(spec), std::move(lineage), decided.waiting_for, restarts);
+    }
+    if (spec.gpus.empty() && !decided.gpus.empty()) spec.gpus = VisibleDevices(decided.gpus);
   }
 
   // The record first, durable, before anything of the run exists: an agent

@@ -96,39 +96,30 @@ void JobSupervisor::AdmitQueued() {
   if (now < next_admission_) return;
   next_admission_ = now + kAdmitInterval;
   const sys::GpuReport report = options_.read_gpus ? options_.read_gpus() : sys::GpuReport{};
-  std::vector<GpuSlot> slots = GpuSlots(report);
-  bool blocked = false;  // first come, first served: nobody passes the head
-  uint32_t position = 0;
-  std::string head;
+  std::vector<QueuedRequest> in_order;
   for (const std::string& name : QueueOrder(waiting)) {
+    const JobSpec& spec = entries_.at(name)->record.spec;
+    in_order.push_back({name, {spec.num_gpus, SplitGpuList(spec.gpus), spec.gpu_mem_bytes}});
+  }
+  for (const Admission& admission :
+       PlanAdmissions(in_order, GpuSlots(report), report.error, options_.gpu_busy_below_bytes)) {
+    const std::string& name = admission.name;
     Entry& entry = *entries_.at(name);
     JobRecord& r = entry.record;
-    GpuRequest request{r.spec.num_gpus, SplitGpuList(r.spec.gpus), r.spec.gpu_mem_bytes};
-    GpuPlacement placement = slots.empty() ? GpuPlacement{{}, "the GPUs (none seen: " + report.error + ")"}
-                                        : PlaceJob(request, slots, options_.gpu_busy_below_bytes);
-    if (!blocked && !placement.gpus.empty()) {
+    if (!admission.gpus.empty()) {
       JobSpec spec = r.spec;
-      if (spec.gpus.empty()) spec.gpus = VisibleDevices(placement.gpus);
-      for (GpuSlot& slot : slots) {
-        if (std::find(placement.gpus.begin(), placement.gpus.end(), slot.index) != placement.gpus.end()) {
-          slot.held_by = name;
-        }
-      }
-      spdlog::info("job '{}' admitted from the queue onto GPUs {}", name, VisibleDevices(placement.gpus));
+      if (spec.gpus.empty()) spec.gpus = VisibleDevices(admission.gpus);
+      spdlog::info("job '{}' admitted from the queue onto GPUs {}", name, VisibleDevices(admission.gpus));
       Lineage lineage{r.attempts, r.hold_step};
       // DoStart replaces this entry: nothing of it is used after this line.
       Result<JobRecord> started = DoStart(std::move(spec), std::move(lineage), /*admitted=*/true);
       if (!started.ok()) FailQueued(name, started.status().message());
       continue;
     }
-    ++position;
-    std::string waiting_for = placement.gpus.empty() ? placement.waiting_for : "its turn, behind job " + head;
-    if (!blocked) head = name;
-    blocked = true;
-    if (r.queue_position != position || r.waiting_for != waiting_for) {
-      bool reason_changed = r.waiting_for != waiting_for;
-      r.queue_position = position;
-      r.waiting_for = waiting_for;
+    if (r.queue_position != admission.position || r.waiting_for != admission.waiting_for) {
+      bool reason_changed = r.waiting_for != admission.waiting_for;
+      r.queue_position = admission.position;
+      r.waiting_for = admission.waiting_for;
       if (reason_changed) (void)Save(entry);
       Publish(entry);
     }
