@@ -34,4 +34,4 @@ cmake --build build-aarch64 -j "$(nproc)" $(printf -- '--target %s ' "${targets[
 file build-aarch64/daemon/gpuctld build-aarch64/client/gpuctl
 bash tests/portable/check_binaries.sh 2.34 build-aarch64/daemon/gpuctld build-aarch64/client/gpuctl
 cd build-aarch64
-ctest --output-on-failure -j "$(nproc)" --timeout 120 -L unit
+ctest --output-on-failure --output-junit ctest-junit.xml -j "$(nproc)" --timeout 120 -L unit

@@ -19,6 +19,8 @@ if [ "${1:-}" = --test ]; then
     python3-venv                    # the reflection-only client (grpcio from the package index)
     debootstrap zstd                # fresh Debian roots for the fresh-node test
     lxc iproute2 systemd-container  # a real systemd in an LXC container for the unit and the .deb
+    lxc-templates rsync distro-info # its debian template and what that template runs (lxc only recommends them)
+    curl                            # the tests probe the archive and scrape /metrics
     util-linux                      # setpriv: a second, non-root user
     file                            # the .deb is built and inspected
     prometheus                      # promtool checks /metrics

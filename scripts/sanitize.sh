@@ -39,7 +39,7 @@ status=0
   ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:log_path=$logs/asan:external_symbolizer_path=$symbolizer" \
   LSAN_OPTIONS="suppressions=$suppressions:print_suppressions=0" \
   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$logs/ubsan:external_symbolizer_path=$symbolizer" \
-  ctest --output-on-failure --timeout 300 -j "$(nproc)" -L '^(unit|integration|privileged|fuzz)' \
+  ctest --output-on-failure --output-junit ctest-junit.xml --timeout 300 -j "$(nproc)" -L '^(unit|integration|privileged|fuzz)' \
     -E '^(fresh_node|provision_fresh_root|SshNodeTest\..*|package_deb|deb_systemd|reflection_client|portable_binaries|build_governor_real_nvcc|provision_real_torch|fleet_nodes|train_multinode|soak)$') || status=$?
 tested=$SECONDS
 if compgen -G "$logs/*" >/dev/null; then

@@ -3,7 +3,7 @@
 # The sourcing script sets `test_name` and `build` (BUILD_DIR) first.
 # To stderr: they also end the $(...) of a helper below, whose exit status
 # the caller's `set -e` passes on (77: ctest's skip).
-skip() { echo "$test_name: SKIP: $*" >&2; exit 77; }
+. "$(dirname "${BASH_SOURCE[0]}")/../skip_policy.sh"  # skip, skip_allowed
 fail() { echo "$test_name: FAIL: $*" >&2; exit 1; }
 say() { echo "$test_name: $*"; }
 
@@ -24,7 +24,7 @@ fetch_sdist() {
   local py rc=0 dir
   py=$(pip_python) || exit $?
   dir=$("$py" "$(dirname "${BASH_SOURCE[0]}")/fetch_sdist.py" "$1" "$2" "$build/_cache") || rc=$?
-  [[ $rc == 0 ]] || { [[ $rc == 77 ]] && skip "$1 $2's sources could not be fetched"; fail "fetch_sdist.py exited $rc"; }
+  [[ $rc == 0 ]] || { [[ $rc == 77 ]] && skip_allowed archive "$1 $2's sources could not be fetched"; fail "fetch_sdist.py exited $rc"; }
   echo "$dir"
 }
 
@@ -32,5 +32,5 @@ fetch_sdist() {
 pip_index() {
   local py
   py=$(pip_python) || exit $?
-  "$py" "$(dirname "${BASH_SOURCE[0]}")/fetch_sdist.py" --index || skip "cannot ask pip for its index"
+  "$py" "$(dirname "${BASH_SOURCE[0]}")/fetch_sdist.py" --index || skip_allowed archive "cannot ask pip for its index"
 }

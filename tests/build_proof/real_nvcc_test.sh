@@ -21,15 +21,15 @@ source "$here/lib.sh"
 
 [[ $EUID -eq 0 ]] || skip "needs root: it makes memory cgroups"
 nvcc=${GPUCTL_PROOF_NVCC:-$(command -v nvcc || ls -d /usr/local/cuda*/bin/nvcc 2>/dev/null | sort -V | tail -n1 || true)}
-[[ -n $nvcc && -x $nvcc ]] || skip "no nvcc (a CUDA toolkit) on PATH or under /usr/local/cuda*"
+[[ -n $nvcc && -x $nvcc ]] || skip_allowed gpu "no nvcc (a CUDA toolkit) on PATH or under /usr/local/cuda*"
 command -v make >/dev/null || skip "no make"
 if [[ -f /sys/fs/cgroup/cgroup.controllers ]]; then
   cgv=2 cgroot=/sys/fs/cgroup
-  grep -qw memory /sys/fs/cgroup/cgroup.subtree_control || skip "cgroup v2 without the memory controller enabled"
+  grep -qw memory /sys/fs/cgroup/cgroup.subtree_control || skip_allowed platform "cgroup v2 without the memory controller enabled"
 elif [[ -d /sys/fs/cgroup/memory ]]; then
   cgv=1 cgroot=/sys/fs/cgroup/memory
 else
-  skip "no memory cgroup mounted"
+  skip_allowed platform "no memory cgroup mounted"
 fi
 src=$(fetch_sdist flash-attn 2.8.3)
 

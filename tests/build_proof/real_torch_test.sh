@@ -23,12 +23,12 @@ test_name=real_torch_test
 source "$here/lib.sh"
 
 nvcc=$(command -v nvcc || ls -d /usr/local/cuda-*/bin/nvcc 2>/dev/null | sort -V | tail -n1 || true)
-[[ -n $nvcc && -x $nvcc ]] || skip "no CUDA toolkit (nvcc) to match torch to"
+[[ -n $nvcc && -x $nvcc ]] || skip_allowed gpu "no CUDA toolkit (nvcc) to match torch to"
 toolkit=$("$nvcc" --version | sed -n 's/.*release \([0-9]*\)\.\([0-9]*\).*/\1.\2/p')
 [[ -n $toolkit ]] || fail "cannot read nvcc's release from: $("$nvcc" --version)"
 command -v python3.11 >/dev/null || skip "no Python 3.11 for the venv"
 free_kib=$(df -Pk "$build" | awk 'NR == 2 {print $4}')
-((free_kib > 20 * 1024 * 1024)) || skip "under 20 GB free under $build for torch and its CUDA libraries"
+((free_kib > 20 * 1024 * 1024)) || skip_allowed platform "under 20 GB free under $build for torch and its CUDA libraries"
 uv=$(bash "$here/../fresh_node/get_uv.sh" "$build/tools") || exit $?
 index=$(pip_index)
 

@@ -6,7 +6,7 @@
 # The caller sets test_name and build (BUILD_DIR), then calls fleet_up N and
 # traps fleet_down. Nothing outside 127.0.0.0/8 and these namespaces is used.
 
-skip() { echo "$test_name: SKIP: $*" >&2; exit 77; }
+. "$(dirname "${BASH_SOURCE[0]}")/../skip_policy.sh"  # skip
 fail() { echo "$test_name: FAIL: $*" >&2; exit 1; }
 say() { echo "$test_name: $*"; }
 

@@ -7,7 +7,8 @@
 set -euo pipefail
 [[ $# -eq 1 ]] || { echo "usage: $0 CACHE_DIR" >&2; exit 2; }
 cache=$1
-skip() { echo "get_uv.sh: SKIP: $*" >&2; exit 77; }
+test_name=get_uv.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../skip_policy.sh"  # skip, skip_allowed
 mkdir -p "$cache"
 cache=$(cd "$cache" && pwd)
 if [[ -x $cache/uv ]]; then echo "$cache/uv"; exit 0; fi
@@ -26,7 +27,7 @@ if [[ ! -x $cache/uv ]]; then
   fi
   rm -rf "$cache/uv-wheel"
   timeout 300 "${pip[@]}" download --quiet --no-deps --only-binary=:all: -d "$cache/uv-wheel" uv \
-    || skip "pip could not download uv"
+    || skip_allowed archive "pip could not download uv"
   wheel=$(ls "$cache"/uv-wheel/uv-*.whl | head -n1)
   # The program is the wheel's only script: uv-VERSION.data/scripts/uv.
   python3 - "$wheel" "$cache/uv.part" <<'PY'

@@ -21,7 +21,8 @@ set -euo pipefail
 usage() { echo "usage: $0 SUITE CACHE_DIR [DEST]" >&2; exit 2; }
 [[ $# -eq 2 || $# -eq 3 ]] || usage
 suite=$1 cache=$2 dest=${3:-}
-skip() { echo "make_root.sh: SKIP: $*" >&2; exit 77; }
+test_name=make_root.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../skip_policy.sh"  # skip, skip_allowed
 
 [[ $(id -u) -eq 0 ]] || skip "needs root (debootstrap, chroot)"
 command -v debootstrap >/dev/null || skip "debootstrap is not installed"
@@ -51,7 +52,7 @@ host_mirror() {
     } | head -n1
 }
 mirror=${GPUCTL_DEBIAN_MIRROR:-$(host_mirror || true)}  # missing files are not an error
-[[ -n $mirror ]] || skip "no Debian main archive in /etc/apt sources; set GPUCTL_DEBIAN_MIRROR"
+[[ -n $mirror ]] || skip_allowed archive "no Debian main archive in /etc/apt sources; set GPUCTL_DEBIAN_MIRROR"
 mirror=${mirror%/}
 
 if command -v zstd >/dev/null; then ext=tar.zst; comp=(zstd -q -T0 -3); else ext=tar.gz; comp=(gzip -1); fi
@@ -77,7 +78,7 @@ if [[ ! -d $root ]]; then
     fetch() { if command -v curl >/dev/null; then curl -fsS --max-time 20 -o /dev/null "$1"
               else wget -q -T 20 -O /dev/null "$1"; fi; }
     fetch "$mirror/dists/$suite/Release" 2>/dev/null \
-        || skip "cannot reach $mirror/dists/$suite/Release"
+        || skip_allowed archive "cannot reach $mirror/dists/$suite/Release"
 
     # Debian 12's debootstrap may predate newer suites; they all use the sid
     # script (its own trixie entry is just a symlink to sid).
@@ -93,7 +94,7 @@ if [[ ! -d $root ]]; then
                 "$suite" "$root.tmp" "$mirror" "$script" >"$log" 2>&1; then
         tail -n 20 "$log" >&2
         if grep -qiE 'Failed getting release file|Couldn.t download|Temporary failure in name resolution|Connection refused' "$log"; then
-            skip "debootstrap could not download from $mirror (log: $log)"
+            skip_allowed archive "debootstrap could not download from $mirror (log: $log)"
         fi
         echo "make_root.sh: debootstrap $suite failed (log: $log)" >&2
         exit 1

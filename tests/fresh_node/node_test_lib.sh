@@ -2,7 +2,8 @@
 # provision_root_test.sh), with $here (this directory) and $build set: a
 # scratch $work with its own HOME and SSH key, nodes stopped and $work
 # removed at exit, and the helpers fail, step and g. Skips (77) unless root.
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root (namespaces, chroot)" >&2; exit 77; }
+. "$here/../skip_policy.sh"  # skip
+[ "$(id -u)" = 0 ] || skip "needs root (namespaces, chroot)"
 gpuctl=$build/client/gpuctl
 work=$(mktemp -d /tmp/gpuctl-fresh.XXXXXX)
 pidfiles=()  # of started nodes (start_node.sh), stopped at exit

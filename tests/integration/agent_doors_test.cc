@@ -13,6 +13,7 @@
 
 #include "gpuctl/v1/agent.grpc.pb.h"
 #include "tests/integration/agent_fixture.h"
+#include "tests/fakes/skip_policy.h"
 
 namespace gpuctl::testing {
 namespace {
@@ -49,7 +50,7 @@ class TestCa {
 class AgentDoors : public AgentFixture {
  protected:
   void SetUp() override {
-    if (RunProgram({"openssl", "version"}).exit_code != 0) GTEST_SKIP() << "no openssl tool to make a test CA";
+    if (RunProgram({"openssl", "version"}).exit_code != 0) GPUCTL_SKIP() << "no openssl tool to make a test CA";
   }
   // The agent on its unix socket and on TLS TCP; address_ stays the socket
   // so the fixture's readiness check needs no certificates.
@@ -153,8 +154,8 @@ TEST_F(AgentDoors, LockFileLinkIsNeverFollowed) {
 
 // Needs root: a real second user (nobody) on the same host.
 TEST_F(AgentDoors, NonRootUserCannotStartAJobThroughAnyDoor) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run gpuctl as another user";
-  if (RunProgram({"setpriv", "--version"}).exit_code != 0) GTEST_SKIP() << "no setpriv (util-linux)";
+  if (::geteuid() != 0) GPUCTL_SKIP() << "needs root to run gpuctl as another user";
+  if (RunProgram({"setpriv", "--version"}).exit_code != 0) GPUCTL_SKIP() << "no setpriv (util-linux)";
   TestCa ca(dir_, "one");
   StartTlsAgent(ca, ca.ca());
   std::string client = ca.Issue("client", "DNS:client");

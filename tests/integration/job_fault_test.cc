@@ -11,6 +11,7 @@
 #include <set>
 
 #include "tests/integration/train_fixture.h"
+#include "tests/fakes/skip_policy.h"
 
 namespace gpuctl::testing {
 namespace {
@@ -149,10 +150,10 @@ TEST_F(JobFaults, AStopInterruptedByAnAgentRestartStillEnds) {
 // start either records its job or starts nothing, the agent keeps
 // answering, and nothing is invisible after a restart.
 TEST_F(JobFaults, AFullStateDirectoryNeverHidesAJobNorStopsTheAgent) {
-  if (::geteuid() != 0) GTEST_SKIP() << "mounting a tmpfs needs root";
+  if (::geteuid() != 0) GPUCTL_SKIP() << "mounting a tmpfs needs root";
   std::filesystem::create_directories(StateDir());
   if (RunProgram({"mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", StateDir()}).exit_code != 0) {
-    GTEST_SKIP() << "cannot mount a tmpfs here";
+    GPUCTL_SKIP() << "cannot mount a tmpfs here";
   }
   struct Unmount {
     std::string dir;

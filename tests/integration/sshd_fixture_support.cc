@@ -1,4 +1,5 @@
 #include "tests/integration/sshd_fixture.h"
+#include "tests/fakes/skip_policy.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -36,11 +37,11 @@ void MakeKey(const std::string& path) {
 }  // namespace
 
 void SshdFixture::SetUp() {
-  if (!std::filesystem::exists(kSshd)) GTEST_SKIP() << kSshd << " is missing (apt-get install openssh-server)";
+  if (!std::filesystem::exists(kSshd)) GPUCTL_SKIP() << kSshd << " is missing (apt-get install openssh-server)";
   // sshd refuses to start without its privilege separation directory.
   std::error_code ignored;
   std::filesystem::create_directories("/run/sshd", ignored);
-  if (!std::filesystem::is_directory("/run/sshd")) GTEST_SKIP() << "/run/sshd is missing and cannot be made";
+  if (!std::filesystem::is_directory("/run/sshd")) GPUCTL_SKIP() << "/run/sshd is missing and cannot be made";
   ASSERT_NO_FATAL_FAILURE(MakeKey(UserKey()));
   std::filesystem::copy_file(UserKey() + ".pub", dir_.path() + "/authorized_keys");
   dir_.MakeDir("home/.ssh");

@@ -25,6 +25,7 @@
 #include "agents/sys/tmux.h"
 #include "tests/fakes/temp_dir.h"
 #include "tests/integration/process_support.h"
+#include "tests/fakes/skip_policy.h"
 
 namespace gpuctl::sys {
 namespace {
@@ -129,7 +130,7 @@ class TmuxStartTest : public ::testing::Test {
   void SetUp() override {
     const char* path = std::getenv("PATH");
     if (FindExecutable("tmux", path != nullptr ? path : "/usr/bin:/bin").empty()) {
-      GTEST_SKIP() << "tmux is not installed (apt-get install tmux)";
+      GPUCTL_SKIP() << "tmux is not installed (apt-get install tmux)";
     }
     static std::atomic<int> counter{0};
     socket_ = "gpuctl-start-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);

@@ -18,6 +18,7 @@
 #include "agents/sys/process_control.h"
 #include "tests/fakes/temp_dir.h"
 #include "tests/integration/process_support.h"
+#include "tests/fakes/skip_policy.h"
 
 namespace gpuctl::sys {
 namespace {
@@ -40,7 +41,7 @@ class TmuxTest : public ::testing::Test {
   void SetUp() override {
     const char* path = std::getenv("PATH");
     if (FindExecutable("tmux", path != nullptr ? path : "/usr/bin:/bin").empty()) {
-      GTEST_SKIP() << "tmux is not installed (apt-get install tmux)";
+      GPUCTL_SKIP() << "tmux is not installed (apt-get install tmux)";
     }
     static std::atomic<int> counter{0};
     socket_ = "gpuctl-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);

@@ -31,13 +31,14 @@ if lxc-info -n "$name" &>/dev/null; then   # left over from a failed run
   lxc-destroy -n "$name"
 fi
 
-# The template needs rsync (copies its cached rootfs) and debian-distro-info
-# (without it, it writes the pre-bullseye "bookworm/updates" security suite
-# and apt-get update in the rootfs fails). lxc-templates only recommends them.
-need=()
-command -v rsync >/dev/null || need+=(rsync)
-command -v debian-distro-info >/dev/null || need+=(distro-info)
-((${#need[@]} == 0)) || apt-get install -y --no-install-recommends "${need[@]}"
+# The debian template (lxc-templates) needs rsync (copies its cached rootfs)
+# and debian-distro-info (without it, it writes the pre-bullseye
+# "bookworm/updates" security suite and apt-get update in the rootfs fails).
+# lxc only recommends them; scripts/install-deps.sh --test installs them.
+[[ -x /usr/share/lxc/templates/lxc-debian ]] || { echo "no LXC debian template (apt-get install lxc-templates)" >&2; exit 1; }
+for tool in rsync debian-distro-info debootstrap; do
+  command -v $tool >/dev/null || { echo "no $tool (scripts/install-deps.sh --test installs it)" >&2; exit 1; }
+done
 
 # First URI of an enabled apt source for suite $1, from deb822 .sources files
 # and one-line .list files; never a hard-coded mirror.
@@ -63,7 +64,10 @@ host_mirror() {
 }
 mirror=${GPUCTL_DEBIAN_MIRROR:-$(host_mirror $release)}
 security=${GPUCTL_DEBIAN_SECURITY_MIRROR:-$(host_mirror $release-security)}
-[[ -n $mirror ]] || { echo "no $release source in /etc/apt; set GPUCTL_DEBIAN_MIRROR" >&2; exit 1; }
+# Exit 77 when the archive cannot be reached: the caller's allowed skip.
+[[ -n $mirror ]] || { echo "no $release source in /etc/apt; set GPUCTL_DEBIAN_MIRROR" >&2; exit 77; }
+curl -fsS --max-time 20 -o /dev/null "$mirror/dists/$release/Release" \
+  || { echo "cannot reach $mirror/dists/$release/Release" >&2; exit 77; }
 # No security source on the host: reuse the main mirror's host (deb.debian.org
 # serves both), the template's own default being a different host.
 security=${security:-${mirror%/*}/debian-security}

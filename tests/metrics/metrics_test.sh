@@ -14,7 +14,7 @@ set -euo pipefail
 test_name=metrics
 build=$(cd "$1" && pwd)
 src=$(cd "$(dirname "$0")/../.." && pwd)
-skip() { echo "$test_name: SKIP: $*" >&2; exit 77; }
+. "$src/tests/skip_policy.sh"  # skip
 fail() { echo "$test_name: FAIL: $*" >&2; exit 1; }
 say() { echo "$test_name: $*"; }
 command -v promtool >/dev/null || skip "no promtool (apt-get install prometheus)"

@@ -22,6 +22,7 @@
 #include "agents/sys/proc_parsers.h"
 #include "agents/sys/process_control.h"
 #include "agents/sys/psi_trigger.h"
+#include "tests/fakes/skip_policy.h"
 
 namespace gpuctl::sys {
 namespace {
@@ -101,21 +102,21 @@ class Allocator {
 class CgroupV1Privileged : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root to create memory cgroups";
+    if (::geteuid() != 0) GPUCTL_SKIP() << "needs root to create memory cgroups";
     processes_ = MakeProcessControl(fs_);
     auto driver = MakeCgroupDriver(fs_, *processes_);
-    if (!driver.ok()) GTEST_SKIP() << "no memory controller: " << driver.status().ToString();
+    if (!driver.ok()) GPUCTL_SKIP_ALLOWED(kPlatform) << "no memory controller: " << driver.status().ToString();
     driver_ = std::move(*driver);
-    if (driver_->version() != CgroupVersion::kV1) GTEST_SKIP() << "this host's memory controller is cgroup v2";
+    if (driver_->version() != CgroupVersion::kV1) GPUCTL_SKIP_ALLOWED(kPlatform) << "this host's memory controller is cgroup v2";
     auto self = fs_.ReadSelfCgroup();
     ASSERT_TRUE(self.ok()) << self.status().ToString();
     auto memory = std::find_if(self->begin(), self->end(), [](const CgroupEntry& e) {
       return std::find(e.controllers.begin(), e.controllers.end(), "memory") != e.controllers.end();
     });
-    if (memory == self->end()) GTEST_SKIP() << "/proc/self/cgroup has no memory line";
+    if (memory == self->end()) GPUCTL_SKIP_ALLOWED(kPlatform) << "/proc/self/cgroup has no memory line";
     auto parent_dir = driver_->Directory(memory->path);
     ASSERT_TRUE(parent_dir.ok()) << parent_dir.status().ToString();
-    if (::access(parent_dir->c_str(), W_OK) != 0) GTEST_SKIP() << *parent_dir << " is not writable";
+    if (::access(parent_dir->c_str(), W_OK) != 0) GPUCTL_SKIP() << *parent_dir << " is not writable";
     std::string parent = memory->path == "/" ? "" : memory->path;
     path_ = parent + "/gpuctl-test-" + std::to_string(::getpid());
     dir_ = driver_->Directory(path_).value_or("");
@@ -194,7 +195,7 @@ TEST_F(CgroupV1Privileged, KillAllTakesForkedChildrenToo) {
 }
 
 TEST_F(CgroupV1Privileged, KernelOomKillIsCounted) {
-  if (SwapTotal() > 0) GTEST_SKIP() << "swap is on: the child would swap instead of being OOM-killed";
+  if (SwapTotal() > 0) GPUCTL_SKIP_ALLOWED(kPlatform) << "swap is on: the child would swap instead of being OOM-killed";
   ASSERT_TRUE(driver_->SetMemoryMax(path_, 32 * kMiB).ok());
   Allocator child;
   ASSERT_GT(child.pid(), 0);
@@ -216,8 +217,8 @@ bool HasSysResource(const HostFs& fs) {
 
 TEST(PsiTriggerPrivileged, HostMemoryTriggerRegistersAndWaits) {
   HostFs fs("/");
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
-  if (!fs.ReadMemoryPressure()) GTEST_SKIP() << "this kernel has no PSI (or psi=0)";
+  if (::geteuid() != 0) GPUCTL_SKIP() << "needs root";
+  if (!fs.ReadMemoryPressure()) GPUCTL_SKIP_ALLOWED(kPlatform) << "this kernel has no PSI (or psi=0)";
   const std::string file = fs.Path("proc/pressure/memory");
   auto one_second = PsiTrigger::Open(file, PsiTriggerSpec{.full = true, .stall = 100ms, .window = 1s});
   if (HasSysResource(fs)) {

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/integration/train_fixture.h"
+#include "tests/fakes/skip_policy.h"
 
 namespace gpuctl::testing {
 namespace {
@@ -23,10 +24,10 @@ class FullDisk : public TrainFixture {
  protected:
   void SetUp() override {
     TrainFixture::SetUp();
-    if (geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs";
+    if (geteuid() != 0) GPUCTL_SKIP() << "needs root to mount a small tmpfs";
     std::filesystem::create_directories(StateDir());
     if (::mount("tmpfs", StateDir().c_str(), "tmpfs", 0, "size=3m,mode=0700") != 0) {
-      GTEST_SKIP() << "cannot mount a tmpfs at " << StateDir();
+      GPUCTL_SKIP() << "cannot mount a tmpfs at " << StateDir();
     }
     mounted_ = true;
   }

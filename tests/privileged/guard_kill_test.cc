@@ -19,6 +19,7 @@
 #include "tests/fakes/temp_dir.h"
 #include "tests/integration/process_support.h"
 #include "tests/privileged/memory_cgroup_support.h"
+#include "tests/fakes/skip_policy.h"
 
 namespace gpuctl::testing {
 namespace {
@@ -28,16 +29,16 @@ constexpr uint64_t kGiB = uint64_t{1} << 30;
 class GuardKill : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root to create memory cgroups";
+    if (geteuid() != 0) GPUCTL_SKIP() << "needs root to create memory cgroups";
     if (!std::filesystem::exists(kMemoryRoot + "/memory.limit_in_bytes")) {
-      GTEST_SKIP() << "no cgroup v1 memory hierarchy at " << kMemoryRoot << " (a v2 host)";
+      GPUCTL_SKIP_ALLOWED(kPlatform) << "no cgroup v1 memory hierarchy at " << kMemoryRoot << " (a v2 host)";
     }
     if (Counter("/proc/meminfo", "SwapTotal:") > 0) {
-      GTEST_SKIP() << "swap is on: a 1 GiB domain would swap rather than run out";
+      GPUCTL_SKIP_ALLOWED(kPlatform) << "swap is on: a 1 GiB domain would swap rather than run out";
     }
     domain_ = OwnMemoryCgroup() + "/gpuctl-guard-test-" + std::to_string(getpid());
     domain_dir_ = kMemoryRoot + domain_;
-    if (mkdir(domain_dir_.c_str(), 0755) != 0) GTEST_SKIP() << "cannot create " << domain_dir_;
+    if (mkdir(domain_dir_.c_str(), 0755) != 0) GPUCTL_SKIP() << "cannot create " << domain_dir_;
     std::ofstream(domain_dir_ + "/memory.limit_in_bytes") << kGiB;
     tmux_ = "gpuctl-guard-" + std::to_string(getpid());
   }

@@ -8,17 +8,18 @@ set -euo pipefail
 gpuctld=$1
 cache=$2
 here=$(cd "$(dirname "$0")" && pwd)
+test_name=reflection_client
+. "$here/../skip_policy.sh"  # skip, skip_allowed
 venv=$cache/reflection-venv
 python=${PYTHON:-/usr/bin/python3}
 [ -x "$python" ] || python=$(command -v python3)
 
 if ! "$venv/bin/python" -c 'import grpc_reflection' 2>/dev/null; then
   rm -rf "$venv"
-  "$python" -m venv "$venv" || { echo "skip: cannot make a venv with $python (python3-venv?)" >&2; exit 77; }
+  "$python" -m venv "$venv" || skip "cannot make a venv with $python (python3-venv?)"
   if ! "$venv/bin/pip" install -q grpcio grpcio-reflection protobuf >"$cache/reflection-pip.log" 2>&1; then
-    echo "skip: cannot install grpcio and grpcio-reflection: $(tail -n 1 "$cache/reflection-pip.log")" >&2
     rm -rf "$venv"
-    exit 77
+    skip_allowed archive "cannot install grpcio and grpcio-reflection: $(tail -n 1 "$cache/reflection-pip.log")"
   fi
 fi
 

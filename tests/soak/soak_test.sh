@@ -26,12 +26,12 @@ test_name=soak
 build=$(cd "$1" && pwd)
 src=$(cd "$(dirname "$0")/../.." && pwd)
 minutes=${SOAK_MINUTES:-3}
-skip() { echo "$test_name: SKIP: $*" >&2; exit 77; }
+. "$src/tests/skip_policy.sh"  # skip, skip_allowed
 fail() { echo "$test_name: FAIL: $*" >&2; exit 1; }
 say() { echo "$test_name: [$(date +%T)] $*"; }
 
 [[ $(id -u) == 0 ]] || skip "needs root for the guard's memory cgroup"
-[[ $(awk '/SwapTotal/ {print $2}' /proc/meminfo) == 0 ]] || skip "swap is on: the domain would swap, not fill"
+[[ $(awk '/SwapTotal/ {print $2}' /proc/meminfo) == 0 ]] || skip_allowed platform "swap is on: the domain would swap, not fill"
 if [[ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ]]; then
   domain_dir=/sys/fs/cgroup/memory/gpuctl-soak-$$
   limit_file=memory.limit_in_bytes
@@ -39,7 +39,7 @@ elif [[ -f /sys/fs/cgroup/cgroup.controllers ]] && grep -qw memory /sys/fs/cgrou
   domain_dir=/sys/fs/cgroup/gpuctl-soak-$$
   limit_file=memory.max
 else
-  skip "no memory cgroup hierarchy"
+  skip_allowed platform "no memory cgroup hierarchy"
 fi
 for b in daemon/gpuctld client/gpuctl tests/fake_compile tests/soak_health_probe tests/fake_nvml/libnvidia-ml.so.1; do
   [[ -e $build/$b ]] || fail "missing $build/$b (build the tests first)"
@@ -97,6 +97,10 @@ for i in 1 2 3 4; do echo "int x;" >"$work/src/a$i.c"; done
 : >"$work/removed"
 
 gpuctl() { "$build/client/gpuctl" --agent "unix:$sock" "$@"; }
+# For `gpuctl_bg ... &`: a function run in the background is a subshell, so
+# $! would be the subshell's pid and kill -9 would leave gpuctl running
+# (342 followers leaked in 18 minutes that way); exec makes $! gpuctl's.
+gpuctl_bg() { exec "$build/client/gpuctl" --agent "unix:$sock" "$@"; }
 start_agent() {
   FAKE_NVML_PROCESSES=$work/nvml-processes "$build/daemon/gpuctld" --listen "unix:$sock" --state-dir "$work/state" \
     --tmux-socket "$tmux_socket" --nvml-library "$build/tests/fake_nvml/libnvidia-ml.so.1" --nvidia-smi /nonexistent \
@@ -170,9 +174,9 @@ follower_worker() {
   while ! stopped; do
     name=$(tail -n 20 "$work/started" | shuf -n 1 2>/dev/null)
     if ((RANDOM % 2)) && [[ -n $name ]]; then
-      gpuctl train logs -f "$name" >/dev/null 2>&1 &
+      gpuctl_bg train logs -f "$name" >/dev/null 2>&1 &
     else
-      gpuctl events -f >/dev/null 2>&1 &
+      gpuctl_bg events -f >/dev/null 2>&1 &
     fi
     f=$!  # this loop's own follower, never a sibling worker
     sleep "0.$((RANDOM % 9 + 1))"
@@ -316,7 +320,7 @@ gpuctl train start --name long -- sleep 600 >/dev/null || fail "cannot start the
 sleep 2
 followers=()
 for i in $(seq 64); do
-  gpuctl train logs -f long >/dev/null 2>"$work/follower-$i.err" &
+  gpuctl_bg train logs -f long >/dev/null 2>"$work/follower-$i.err" &
   followers+=($!)
 done
 sleep 3
@@ -329,7 +333,7 @@ say "64 of 64 follower slots taken again"
 
 # SIGTERM with followers of both kinds attached: down within 2 s, and a new
 # agent starts on the same socket and state directory at once.
-for i in $(seq 20); do gpuctl events -f >/dev/null 2>&1 & done
+for i in $(seq 20); do gpuctl_bg events -f >/dev/null 2>&1 & done
 sleep 1
 t0=$(date +%s%N)
 kill -TERM "$agent_pid"

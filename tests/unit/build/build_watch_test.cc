@@ -12,6 +12,7 @@
 #include "tests/fakes/fake_process_control.h"
 #include "tests/fakes/temp_dir.h"
 #include "tests/unit/guard/proc_fixture.h"
+#include "tests/fakes/skip_policy.h"
 
 namespace gpuctl::build {
 namespace {
@@ -26,7 +27,7 @@ const std::string kCgroup = "/gpuctl/fa@r1";
 class BuildWatchTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (sys::PageBytes() != 4096) GTEST_SKIP() << "the /proc fixtures write RSS in 4 KiB pages";
+    if (sys::PageBytes() != 4096) GPUCTL_SKIP_ALLOWED(kPlatform) << "the /proc fixtures write RSS in 4 KiB pages";
     cgroups_.Put("/gpuctl", {});
     cgroups_.Put(kCgroup, {.max = 12 * kGiB});
     Spawn({.pid = 10, .comm = "ninja", .ppid = 1, .rss_kib = 8 << 10}, {"ninja", "-j3"});

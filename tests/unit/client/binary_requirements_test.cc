@@ -7,6 +7,7 @@
 
 #include "client/node/binary_requirements.h"
 #include "client/node/node_fit.h"
+#include "tests/fakes/skip_policy.h"
 
 namespace gpuctl::client {
 namespace {
@@ -59,7 +60,7 @@ TEST(BinaryRequirementsTest, ReadsARealExecutable) {
 // (Ubuntu 22.04 and RHEL 9 have 2.35 and 2.34).
 TEST(BinaryRequirementsTest, ThePortableAgentNeedsOnlyGlibc234) {
   std::string agent = ReadFile(GPUCTL_BINARY_DIR "/daemon/gpuctld");
-  if (agent.empty()) GTEST_SKIP() << "no gpuctld built in " GPUCTL_BINARY_DIR;
+  if (agent.empty()) GPUCTL_SKIP() << "no gpuctld built in " GPUCTL_BINARY_DIR;
   Result<BinaryRequirements> needs = ReadBinaryRequirements(agent);
   ASSERT_TRUE(needs.ok()) << needs.status().ToString();
 #ifdef GPUCTL_PORTABLE_BUILD

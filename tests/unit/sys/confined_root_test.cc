@@ -121,12 +121,14 @@ bool KernelHasOpenAt2() {
   return fd >= 0 || errno != ENOSYS;
 }
 
+// openat2 resolves a link inside the root, as the container would; the walk
+// (forced, or where there is no openat2) refuses every link, inside ones too.
+// Neither ever leaves the root.
 TEST_P(ConfinedRootTest, AWorkingDirectoryLinkIsFollowedOnlyInsideTheRoot) {
-  if (GetParam()) GTEST_SKIP() << "the walk refuses every link, inside ones too";
-  if (!KernelHasOpenAt2()) GTEST_SKIP() << "no openat2 here: the walk is used, which refuses every link";
+  const bool resolves_inside_links = !GetParam() && KernelHasOpenAt2();
   dir_.MakeDir("lxc/200/rootfs/srv/data");
   Link("/srv/data", "home");  // absolute inside the container: its own /srv/data
-  EXPECT_TRUE(IsDirectory(Root() + "/home"));
+  EXPECT_EQ(IsDirectory(Root() + "/home"), resolves_inside_links);
   Link(Host(), "escape");  // the host's directory does not exist inside
   EXPECT_FALSE(IsDirectory(Root() + "/escape"));
 }
