@@ -36,4 +36,15 @@ class RealClock final : public Clock {
   }
 };
 
+// A pause measured on `clock` with nothing to cut it short: between two
+// polls of something that has no event to wait on (a killed process going, a
+// job's state, a remote agent coming up). A fake clock returns once a test
+// has moved it past the pause.
+inline void SleepFor(const Clock& clock, std::chrono::steady_clock::duration pause) {
+  std::mutex mutex;
+  std::condition_variable never;
+  std::unique_lock lock(mutex);
+  clock.WaitUntil(lock, never, clock.SteadyNow() + pause, [] { return false; });
+}
+
 }  // namespace gpuctl::sys

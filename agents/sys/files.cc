@@ -308,6 +308,17 @@ bool IsDirectory(const std::string& path) {
   return fd.ok() && ::fstat(fd->get(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+bool IsRealDirectory(const std::string& path) {
+  struct stat st {};
+  Result<UniqueFd> fd = OpenPath(path, O_PATH | O_NOFOLLOW);  // a link opens as itself
+  return fd.ok() && ::fstat(fd->get(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool IsRegularFile(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
 std::optional<std::string> FindOnPath(const std::string& program, const std::string& path_list) {
   size_t start = 0;
   while (start <= path_list.size()) {

@@ -55,6 +55,10 @@ Result<uint64_t> RegularFileSize(const std::string& path);
 
 // A directory (following links, as chdir would).
 bool IsDirectory(const std::string& path);
+// A directory itself, not a link to one (nothing is followed).
+bool IsRealDirectory(const std::string& path);
+// A regular file (following links, as open would).
+bool IsRegularFile(const std::string& path);
 // The first executable `program` in the ':'-separated `path_list`, or
 // nullopt. Empty entries mean the current directory, as in execvp.
 std::optional<std::string> FindOnPath(const std::string& program, const std::string& path_list);

@@ -63,7 +63,8 @@ Result<ProcStat> ParseProcStat(std::string_view text) {
   stat.state = field(3)[0];
 
   bool ok = ParseNumber(field(4), stat.ppid) && ParseNumber(field(5), stat.pgrp) &&
-            ParseNumber(field(6), stat.session) && ParseNumber(field(14), stat.utime_ticks) &&
+            ParseNumber(field(6), stat.session) && ParseNumber(field(9), stat.flags) &&
+            ParseNumber(field(14), stat.utime_ticks) &&
             ParseNumber(field(15), stat.stime_ticks) && ParseNumber(field(20), stat.num_threads) &&
             ParseNumber(field(22), stat.start_time_ticks) &&
             ParseNumber(field(23), stat.vsize_bytes) && ParseNumber(field(24), stat.rss_pages);

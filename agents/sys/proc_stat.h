@@ -17,6 +17,7 @@ struct ProcStat {
   int64_t ppid = 0;               // 4
   int64_t pgrp = 0;               // 5
   int64_t session = 0;            // 6
+  uint32_t flags = 0;             // 9: PF_* (PF_KTHREAD: a kernel thread)
   uint64_t utime_ticks = 0;       // 14
   uint64_t stime_ticks = 0;       // 15
   int64_t num_threads = 0;        // 20

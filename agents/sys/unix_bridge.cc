@@ -65,4 +65,8 @@ Status BridgeUnixSocket(const std::string& socket_path, int in_fd, int out_fd, i
   }
 }
 
+Status BridgeUnixSocketToStdio(const std::string& socket_path) {
+  return BridgeUnixSocket(socket_path, STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO);
+}
+
 }  // namespace gpuctl::sys

@@ -17,5 +17,7 @@ namespace gpuctl::sys {
 // closes. End of input half-closes the socket, so the agent still answers.
 // Errors: kUnavailable when the socket cannot be connected to.
 Status BridgeUnixSocket(const std::string& socket_path, int in_fd, int out_fd, int err_fd);
+// The same over this process's stdin, stdout and stderr.
+Status BridgeUnixSocketToStdio(const std::string& socket_path);
 
 }  // namespace gpuctl::sys
