@@ -1,7 +1,5 @@
 // gpuctld's composition root: parse flags, build the parts, serve, and shut
 // down on SIGTERM/SIGINT. Logic lives in the libraries, not here.
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -27,6 +25,7 @@
 #include "agents/sys/self_protection.h"
 #include "agents/sys/shutdown_signal.h"
 #include "agents/sys/systemd_notify.h"
+#include "agents/sys/terminal.h"
 #include "agents/sys/tmux.h"
 #include "agents/sys/unix_bridge.h"
 #include "agents/train/job_supervisor.h"
@@ -46,9 +45,9 @@ constexpr int kExitStartFailed = 1;
 
 void SetUpLogging(const std::string& level) {
   // Colours only for a person at a terminal; journald and files get plain text.
-  auto logger = isatty(STDERR_FILENO) ? spdlog::stderr_color_mt("gpuctld")
-                                      : spdlog::stderr_logger_mt("gpuctld");
-  if (!isatty(STDERR_FILENO)) logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %l %v");
+  const bool terminal = gpuctl::sys::StderrIsTerminal();
+  auto logger = terminal ? spdlog::stderr_color_mt("gpuctld") : spdlog::stderr_logger_mt("gpuctld");
+  if (!terminal) logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %l %v");
   spdlog::set_default_logger(logger);
   spdlog::set_level(spdlog::level::from_str(level));
 }
@@ -60,7 +59,7 @@ int main(int argc, char** argv) {
   // gpuctld --bridge SOCKET: the client's way to the agent over an SSH exec
   // channel (see unix_bridge.h). Not the agent itself: nothing else starts.
   if (argc == 3 && std::string_view(argv[1]) == "--bridge") {
-    Status s = sys::BridgeUnixSocket(argv[2], STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO);
+    Status s = sys::BridgeUnixSocketToStdio(argv[2]);
     if (!s.ok()) std::cerr << "gpuctld --bridge: " << s.message() << "\n";
     return s.ok() ? 0 : kExitStartFailed;
   }
@@ -162,7 +161,7 @@ int main(int argc, char** argv) {
   // imports: the steps ask the venv themselves), extension builds as jobs.
   sys::HostFs provision_fs(config.provision_root);
   provision::HostProber provision_prober(provision_fs, *runner, daemon::DefaultProbeOptions());
-  provision::JobGuardedBuildRunner guarded_builds(jobs);
+  provision::JobGuardedBuildRunner guarded_builds(jobs, clock);
   provision::ProvisionConfig provision_config;
   provision_config.state_dir = config.state_dir;
   provision_config.system_root = config.provision_root;

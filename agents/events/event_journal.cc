@@ -1,16 +1,11 @@
 #include "agents/events/event_journal.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <deque>
 
 #include <spdlog/spdlog.h>
 
-#include "agents/sys/confined_root.h"
+#include "agents/sys/append_file.h"
 #include "agents/sys/disk_space.h"
 #include "agents/sys/files.h"
 #include "common/json_integer.h"
@@ -21,10 +16,10 @@ namespace {
 
 constexpr size_t kMaxJournalRead = 64 << 20;
 
-Result<sys::UniqueFd> OpenForAppend(const std::string& path) {
-  Result<sys::UniqueFd> fd = sys::OpenPath(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
-  if (!fd.ok()) return ErrnoError("cannot open the event journal " + path, errno);
-  return fd;
+Result<sys::AppendTarget> OpenForAppend(const std::string& path) {
+  Result<sys::AppendTarget> file = sys::OpenForAppend(path, 0600);
+  if (!file.ok()) return file.status().Wrap("opening the event journal");
+  return file;
 }
 
 }  // namespace
@@ -35,13 +30,10 @@ EventJournal::EventJournal(std::string dir, uint64_t max_bytes, sys::UniqueFd fd
 Result<std::unique_ptr<EventJournal>> EventJournal::Open(const std::string& dir, uint64_t max_bytes) {
   if (Status s = sys::EnsureDir(dir, 0700); !s.ok()) return s.Wrap("preparing the event journal");
   std::string path = dir + "/events.jsonl";
-  Result<sys::UniqueFd> fd = OpenForAppend(path);
-  if (!fd.ok()) return fd.status();
-  struct stat st {};
-  if (::fstat(fd->get(), &st) != 0) return ErrnoError("cannot stat " + path, errno);
-  if (!S_ISREG(st.st_mode)) return FailedPrecondition(path + " is not a regular file");
+  Result<sys::AppendTarget> file = OpenForAppend(path);
+  if (!file.ok()) return file.status();
   auto journal = std::unique_ptr<EventJournal>(
-      new EventJournal(dir, std::max<uint64_t>(max_bytes, 4096), std::move(*fd), static_cast<uint64_t>(st.st_size)));
+      new EventJournal(dir, std::max<uint64_t>(max_bytes, 4096), std::move(file->fd), file->size));
   journal->KeepReserve();
   return journal;
 }
@@ -112,19 +104,9 @@ Status EventJournal::Append(const AgentEvent& event) {
 }
 
 Status EventJournal::Write(const std::string& line) {
-  size_t written = 0;
-  while (written < line.size()) {
-    ssize_t n = ::write(fd_.get(), line.data() + written, line.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      // A line cut short would glue itself to the next one and take it down
-      // too when read back: cut it off.
-      if (written > 0) (void)::ftruncate(fd_.get(), static_cast<off_t>(size_));
-      return ErrnoError("cannot append to the event journal " + Current(), err);
-    }
-    written += static_cast<size_t>(n);
-  }
+  // A line cut short would glue itself to the next one and take it down too
+  // when read back: AppendAll cuts it off.
+  if (Status s = sys::AppendAll(fd_.get(), line, size_, "the event journal " + Current()); !s.ok()) return s;
   size_ += line.size();
   return Status::Ok();
 }
@@ -139,12 +121,12 @@ void EventJournal::KeepReserve() {
 }
 
 Status EventJournal::Rotate() {
-  if (::rename(Current().c_str(), Previous().c_str()) != 0) {
-    return ErrnoError("cannot rotate the event journal " + Current(), errno);
+  if (Status s = sys::RenameFile(Current(), Previous()); !s.ok()) {
+    return s.Wrap("cannot rotate the event journal " + Current());
   }
-  Result<sys::UniqueFd> fd = OpenForAppend(Current());
-  if (!fd.ok()) return fd.status();
-  fd_ = std::move(*fd);
+  Result<sys::AppendTarget> file = OpenForAppend(Current());
+  if (!file.ok()) return file.status();
+  fd_ = std::move(file->fd);
   size_ = 0;
   allocated_ = 0;
   KeepReserve();

@@ -164,14 +164,14 @@ void MemoryGuard::Kill(const DomainReading& crossed, const GuardDecision& decisi
       killed = deps_.processes.SignalGroup(victim->pid, SIGKILL);
       while (killed.ok() && deps_.processes.GroupAlive(victim->pid) &&
              deps_.clock.SteadyNow() - crossed_at < std::chrono::seconds(2)) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        sys::SleepFor(deps_.clock, std::chrono::milliseconds(1));
       }
     }
   } else {
     killed = deps_.processes.Signal(victim->pid, SIGKILL);
     while (killed.ok() && deps_.processes.Alive(victim->pid) &&
            deps_.clock.SteadyNow() - crossed_at < std::chrono::seconds(2)) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      sys::SleepFor(deps_.clock, std::chrono::milliseconds(1));
     }
   }
   auto dead_at = deps_.clock.SteadyNow();

@@ -40,29 +40,6 @@ Result<uint64_t> RssBytes(std::string_view status_text) {
 
 }  // namespace
 
-Result<uint32_t> ParseProcStatFlags(std::string_view stat_text) {
-  size_t close = stat_text.rfind(')');
-  if (close == std::string_view::npos) return InvalidArgument("not a /proc/PID/stat line (no '(comm)')");
-  // After ')' come fields 3 (state) onwards; flags is the 7th of them.
-  std::string_view rest = stat_text.substr(close + 1);
-  constexpr int kFlagsIndex = 6;
-  for (int index = 0;; ++index) {
-    size_t begin = rest.find_first_not_of(' ');
-    if (begin == std::string_view::npos) break;
-    rest.remove_prefix(begin);
-    size_t end = rest.find(' ');
-    std::string_view word = rest.substr(0, end);
-    if (index == kFlagsIndex) {
-      std::optional<uint32_t> flags = ToTrimmedNumber<uint32_t>(word);
-      if (!flags) return InvalidArgument("/proc/PID/stat: bad flags field '" + std::string(word) + "'");
-      return *flags;
-    }
-    if (end == std::string_view::npos) break;
-    rest.remove_prefix(end);
-  }
-  return InvalidArgument("/proc/PID/stat line too short to hold the flags field");
-}
-
 std::string MemoryCgroupOf(std::string_view proc_cgroup) {
   Result<std::vector<sys::CgroupEntry>> entries = sys::ParseProcCgroup(proc_cgroup);
   if (!entries.ok()) return "";
@@ -82,8 +59,6 @@ Result<ProcessInfo> ReadProcess(const sys::HostFs& fs, int64_t pid) {
   if (!stat_text.ok()) return stat_text.status();
   Result<sys::ProcStat> stat = sys::ParseProcStat(*stat_text);
   if (!stat.ok()) return stat.status().Wrap(fs.Path(dir + "stat"));
-  Result<uint32_t> flags = ParseProcStatFlags(*stat_text);
-  if (!flags.ok()) return flags.status().Wrap(fs.Path(dir + "stat"));
   Result<std::string> status_text = fs.ReadFile(dir + "status");
   if (!status_text.ok()) return status_text.status();
   Result<uint64_t> rss = RssBytes(*status_text);
@@ -98,7 +73,7 @@ Result<ProcessInfo> ReadProcess(const sys::HostFs& fs, int64_t pid) {
   info.ppid = stat->ppid;
   info.comm = stat->comm;
   info.state = stat->state;
-  info.flags = *flags;
+  info.flags = stat->flags;
   info.has_executable = sys::HasExecutable(fs, pid);
   info.rss_bytes = *rss;
   info.oom_score = *score;

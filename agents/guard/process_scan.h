@@ -14,17 +14,12 @@
 
 namespace gpuctl::guard {
 
-// Field 9 (flags) of a /proc/PID/stat line, found after the last ')' since
-// comm may hold spaces and parentheses. sys::ProcStat does not carry it.
-// Errors: kInvalidArgument.
-Result<uint32_t> ParseProcStatFlags(std::string_view stat_text);
-
-// One process. Errors: kNotFound when it is gone, kInvalidArgument for a
-// malformed file, and the HostFs read errors.
 // The memory cgroup in a /proc/PID/cgroup text: the v1 memory
 // controller's path, else the v2 (hierarchy 0) one; empty when neither.
 std::string MemoryCgroupOf(std::string_view proc_cgroup);
 
+// One process. Errors: kNotFound when it is gone, kInvalidArgument for a
+// malformed file, and the HostFs read errors.
 Result<ProcessInfo> ReadProcess(const sys::HostFs& fs, int64_t pid);
 
 // Every process that could be read completely. A process that exits during

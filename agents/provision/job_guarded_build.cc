@@ -1,7 +1,5 @@
 #include "agents/provision/job_guarded_build.h"
 
-#include <thread>
-
 #include "agents/sys/files.h"
 
 namespace gpuctl::provision {
@@ -20,8 +18,9 @@ std::string LogTail(train::JobSupervisor& jobs, const std::string& name) {
 
 }  // namespace
 
-JobGuardedBuildRunner::JobGuardedBuildRunner(train::JobSupervisor& jobs, std::chrono::milliseconds poll)
-    : jobs_(jobs), poll_(poll) {}
+JobGuardedBuildRunner::JobGuardedBuildRunner(train::JobSupervisor& jobs, const sys::Clock& clock,
+                                             std::chrono::milliseconds poll)
+    : jobs_(jobs), clock_(clock), poll_(poll) {}
 
 Result<sys::CommandOutput> JobGuardedBuildRunner::Run(const GuardedBuild& build) {
   train::JobSpec spec;
@@ -40,7 +39,7 @@ Result<sys::CommandOutput> JobGuardedBuildRunner::Run(const GuardedBuild& build)
   if (!started.ok()) return started.status().Wrap("starting the build as job '" + build.name + "'");
 
   // Builds take minutes to hours; a poll every half second costs nothing.
-  const auto deadline = std::chrono::steady_clock::now() + build.timeout;
+  const auto deadline = clock_.SteadyNow() + build.timeout;
   for (;;) {
     auto job = jobs_.GetJob(build.name);
     if (!job.ok()) return job.status();
@@ -58,13 +57,13 @@ Result<sys::CommandOutput> JobGuardedBuildRunner::Run(const GuardedBuild& build)
       }
       return output;
     }
-    if (build.timeout.count() > 0 && std::chrono::steady_clock::now() > deadline) {
+    if (build.timeout.count() > 0 && clock_.SteadyNow() > deadline) {
       (void)jobs_.StopJob(build.name, std::chrono::seconds(30));
       return Unavailable("build job '" + build.name + "' did not finish within " +
                          std::to_string(std::chrono::duration_cast<std::chrono::minutes>(build.timeout).count()) +
                          " min and was stopped");
     }
-    std::this_thread::sleep_for(poll_);
+    sys::SleepFor(clock_, poll_);
   }
 }
 

@@ -6,18 +6,21 @@
 #include <chrono>
 
 #include "agents/provision/guarded_build.h"
+#include "agents/sys/clock.h"
 #include "agents/train/job_supervisor.h"
 
 namespace gpuctl::provision {
 
 class JobGuardedBuildRunner final : public GuardedBuildRunner {
  public:
-  explicit JobGuardedBuildRunner(train::JobSupervisor& jobs,
-                                 std::chrono::milliseconds poll = std::chrono::milliseconds(500));
+  // `clock` times the build's timeout and paces the polls of its state.
+  JobGuardedBuildRunner(train::JobSupervisor& jobs, const sys::Clock& clock,
+                        std::chrono::milliseconds poll = std::chrono::milliseconds(500));
   Result<sys::CommandOutput> Run(const GuardedBuild& build) override;
 
  private:
   train::JobSupervisor& jobs_;
+  const sys::Clock& clock_;
   std::chrono::milliseconds poll_;
 };
 

@@ -73,7 +73,9 @@ void ProbeKernelModule(ProbeContext& ctx) {
     return;
   }
   ctx.probe.driver_module = ParseNvidiaKernelModule(*text);
-  if (!ctx.probe.driver_module) ctx.Note("/proc/driver/nvidia/version has no 'NVRM version:' line with a version");
+  if (!ctx.probe.driver_module) {
+    ctx.Note(ctx.fs.Path("proc/driver/nvidia/version") + " has no 'NVRM version:' line with a version");
+  }
 }
 
 std::string LibraryVersionFromFiles(const ProbeContext& ctx) {

@@ -1,13 +1,13 @@
 #include "agents/train/job_store.h"
 
 #include <algorithm>
-#include <filesystem>
 
 #include <spdlog/spdlog.h>
 
 #include "agents/sys/directory_listing.h"
 #include "agents/sys/disk_space.h"
 #include "agents/sys/files.h"
+#include "agents/sys/remove_tree.h"
 #include "common/json_text.h"
 
 namespace gpuctl::train {
@@ -95,15 +95,12 @@ Result<JobRecord> JobStore::Load(const std::string& name) const {
 
 std::vector<JobRecord> JobStore::LoadAll() const {
   std::vector<JobRecord> records;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(jobs_dir_, ec)) {
-    std::string name = entry.path().filename().string();
+  for (const std::string& name : sys::ListDirectoryNames(jobs_dir_)) {
     if (!ValidateJobName(name).ok()) {
-      spdlog::warn("ignoring {}: not a job name", entry.path().string());
+      spdlog::warn("ignoring {}: not a job name", jobs_dir_ + "/" + name);
       continue;
     }
-    std::error_code type_error;
-    if (!entry.is_directory(type_error) || entry.is_symlink(type_error)) continue;
+    if (!sys::IsRealDirectory(JobDir(name))) continue;  // a link planted here is no job
     RemoveStaleTempFiles(JobDir(name));
     if (!sys::PathExists(JobDir(name) + "/job.json")) continue;
     Result<JobRecord> record = Load(name);
@@ -127,9 +124,7 @@ std::vector<JobRecord> JobStore::LoadAll() const {
 
 Status JobStore::Remove(const std::string& name) const {
   if (Status s = ValidateJobName(name); !s.ok()) return s;
-  std::error_code ec;
-  std::filesystem::remove_all(JobDir(name), ec);  // does not follow links
-  if (ec) return IoError("cannot remove " + JobDir(name) + ": " + ec.message());
+  if (Status s = sys::RemoveTree(JobDir(name)); !s.ok()) return s;  // links removed, never followed
   (void)sys::RemoveFile(SparePath(name));
   return Status::Ok();
 }

@@ -1,12 +1,11 @@
 #include "daemon/server/agent_server.h"
 
-#include <filesystem>
-
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/security/server_credentials.h>
 #include <spdlog/spdlog.h>
 
 #include "agents/sys/files.h"
+#include "agents/sys/paths.h"
 #include "agents/sys/resolve.h"
 
 namespace gpuctl::daemon {
@@ -17,7 +16,7 @@ namespace {
 // the socket. gRPC unlinks an existing socket file when binding, so without
 // this lock a second agent would silently steal it.
 Result<sys::PidLock> PrepareUnixSocket(const ListenAddress& addr) {
-  std::string dir = std::filesystem::path(addr.path).parent_path().string();
+  std::string dir = sys::ParentDir(addr.path);
   if (Status s = sys::EnsureDir(dir, 0700); !s.ok()) {
     return s.Wrap("cannot prepare the socket directory for unix:" + addr.path);
   }

@@ -1,8 +1,7 @@
 #include "daemon/service/probe_convert.h"
 
-#include <cstdlib>
-
 #include "agents/provision/probe_gpu_arch.h"
+#include "agents/sys/environment.h"
 #include "daemon/service/proto_text.h"
 
 namespace gpuctl::daemon {
@@ -67,10 +66,9 @@ provision::DriverReport DriverReportFrom(const sys::GpuReport& gpus) {
 
 provision::ProbeOptions DefaultProbeOptions() {
   provision::ProbeOptions options;
-  const char* home = std::getenv("HOME");
-  options.home_dir = home != nullptr && home[0] == '/' ? home : "/root";
-  const char* path = std::getenv("PATH");
-  options.path_env = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::optional<std::string> home = sys::EnvironmentVariable("HOME");
+  options.home_dir = home && home->starts_with('/') ? *home : "/root";
+  options.path_env = sys::EnvironmentVariable("PATH").value_or("/usr/local/bin:/usr/bin:/bin");
   return options;
 }
 

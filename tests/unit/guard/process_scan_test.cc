@@ -16,13 +16,8 @@ using testing::FixtureProcess;
 using testing::kKernelThreadFlags;
 using testing::WriteProcess;
 
-TEST(ParseProcStatFlags, ReadsField9AfterTheLastParenthesis) {
-  EXPECT_EQ(ParseProcStatFlags("2 (kthreadd) S 0 0 0 0 -1 2129984 0 0").value_or(0), 2129984u);
-  EXPECT_EQ(ParseProcStatFlags("77 (a) b) (c) R 1 77 77 0 -1 4194560 5 0").value_or(0), 4194560u);
-  EXPECT_FALSE(ParseProcStatFlags("77 (x) R 1 77").ok());
-  EXPECT_FALSE(ParseProcStatFlags("no comm here").ok());
-  EXPECT_FALSE(ParseProcStatFlags("7 (x) R 1 7 7 0 -1 flags").ok());
-}
+// Field 9 (flags, where PF_KTHREAD marks a kernel thread) comes from
+// sys::ParseProcStat: tests/unit/sys/proc_stat_flags_test.cc.
 
 TEST(ProcessScan, ReadsOneProcess) {
   TempDir dir;
