@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "agents/sys/clock.h"
+
 namespace gpuctl::client {
 
 namespace {
@@ -43,8 +45,13 @@ constexpr std::chrono::milliseconds kStopSlack{15'000};
 // Importing torch from a cold page cache takes tens of seconds per venv.
 constexpr std::chrono::milliseconds kProbeTimeout{300'000};
 
+// gRPC deadlines are wall-clock times.
+std::chrono::system_clock::time_point DeadlineIn(std::chrono::milliseconds timeout) {
+  return sys::RealClock().WallNow() + timeout;
+}
+
 void SetDeadline(grpc::ClientContext& context, std::chrono::milliseconds timeout) {
-  context.set_deadline(std::chrono::system_clock::now() + timeout);
+  context.set_deadline(DeadlineIn(timeout));
 }
 
 }  // namespace
@@ -126,7 +133,7 @@ Result<v1::HostProbe> AgentClient::Probe(const v1::ProbeRequest& request) {
 
 Result<v1::HealthSnapshot> AgentClient::GetHealth() {
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + call_timeout_);
+  SetDeadline(context, call_timeout_);
   v1::HealthSnapshot snapshot;
   grpc::Status status = stub_->GetHealth(&context, v1::GetHealthRequest(), &snapshot);
   if (!status.ok()) return FromGrpc(status);
@@ -196,7 +203,7 @@ Result<v1::Job> AgentClient::StopJob(const std::string& name, std::chrono::milli
   // On the wire 0 means "the agent's default (10 s)"; a grace of 0 asked for
   // here means SIGKILL at once, the nearest of which is 1 ms.
   request.set_grace_ms(static_cast<uint32_t>(std::clamp<int64_t>(grace.count(), 1, UINT32_MAX)));
-  const bool connected = Connect(std::chrono::system_clock::now() + call_timeout_);
+  const bool connected = Connect(DeadlineIn(call_timeout_));
   v1::Job job;
   grpc::Status status = stub_->StopJob(&context, request, &job);
   if (!status.ok()) return FromGrpcAfterSend(status, connected, "the stop", "'gpuctl train status " + name + "'");
@@ -228,7 +235,7 @@ Status AgentClient::StreamLogs(const v1::StreamLogsRequest& request,
 Status AgentClient::Provision(const v1::ProvisionRequest& request,
                               const std::function<bool(const v1::ProvisionEvent&)>& on_event) {
   grpc::ClientContext context;
-  const bool connected = Connect(std::chrono::system_clock::now() + call_timeout_);
+  const bool connected = Connect(DeadlineIn(call_timeout_));
   auto reader = stub_->Provision(&context, request);
   return FromGrpcAfterSend(DrainStream(context, *reader, on_event), connected, "provisioning (in part or whole)",
                            "'gpuctl probe', or provision again: steps already done are skipped");

@@ -1,11 +1,10 @@
 // gpuctl: the command-line client.
-#include <unistd.h>
-
-#include <cstdlib>
 #include <iostream>
 
 #include <grpc/support/log.h>
 
+#include "agents/sys/environment.h"
+#include "agents/sys/terminal.h"
 #include "client/cli.h"
 
 int main(int argc, char** argv) {
@@ -13,7 +12,6 @@ int main(int argc, char** argv) {
   // error gpuctl prints itself.
   gpr_set_log_function([](gpr_log_func_args*) {});
   std::vector<std::string> args(argv + 1, argv + argc);
-  gpuctl::client::Console console{std::cout, std::cerr, isatty(STDOUT_FILENO) == 1};
-  const char* env_agent = std::getenv("GPUCTL_AGENT");
-  return gpuctl::client::RunCli(args, console, env_agent ? env_agent : "");
+  gpuctl::client::Console console{std::cout, std::cerr, gpuctl::sys::StdoutIsTerminal()};
+  return gpuctl::client::RunCli(args, console, gpuctl::sys::EnvironmentVariable("GPUCTL_AGENT").value_or(""));
 }

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <filesystem>
 
+#include "agents/sys/paths.h"
 #include "client/job_name.h"
 
 namespace gpuctl::client {
@@ -20,12 +20,7 @@ bool IsEnvKey(std::string_view key) {
 
 // Absolute and normalised ("./a/../b" -> "/cwd/b") without touching the disk.
 std::string MakeAbsolute(const std::string& path, const std::string& client_cwd) {
-  std::filesystem::path p(path);
-  if (p.is_relative()) p = std::filesystem::path(client_cwd) / p;
-  std::string out = p.lexically_normal().string();
-  // "/a/b/" -> "/a/b", but keep "/".
-  while (out.size() > 1 && out.back() == '/') out.pop_back();
-  return out;
+  return sys::LexicallyAbsolute(path, client_cwd);
 }
 
 }  // namespace

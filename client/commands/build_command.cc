@@ -4,9 +4,9 @@
 
 #include <chrono>
 #include <memory>
-#include <thread>
 #include <ostream>
 
+#include "agents/sys/clock.h"
 #include "client/agent_client.h"
 #include "client/build_request.h"
 #include "client/commands/command_context.h"
@@ -40,7 +40,7 @@ void RunBuild(CommandContext& ctx, BuildFlags flags) {
   // The governor settles a build's figures at its next tick (250 ms).
   Result<v1::Job> ended = (*agent)->GetJob(flags.job.name);
   for (int i = 0; i < 8 && ended.ok() && ended->build().running() > 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    sys::SleepFor(sys::RealClock(), std::chrono::milliseconds(250));
     ended = (*agent)->GetJob(flags.job.name);
   }
   if (!ended.ok()) return ctx.Fail(ended.status());

@@ -3,8 +3,8 @@
 #include <limits>
 #include <memory>
 #include <ostream>
-#include <thread>
 
+#include "agents/sys/clock.h"
 #include "client/commands/command_context.h"
 #include "client/fleet/fleet_commands.h"
 #include "client/output/event_json.h"
@@ -46,8 +46,8 @@ void RunEvents(CommandContext& ctx, const EventsFlags& flags) {
     nothing.set_after_seq(std::numeric_limits<uint64_t>::max());
     return client.WatchEvents(nothing, [](const v1::AgentEvent&) { return true; });
   };
-  seams.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
-  seams.now = [] { return std::chrono::steady_clock::now(); };
+  seams.sleep = [](std::chrono::milliseconds d) { sys::SleepFor(sys::RealClock(), d); };
+  seams.now = [] { return sys::RealClock().SteadyNow(); };
 
   std::ostream& out = ctx.console.out;
   const bool json = ctx.global.format() == OutputFormat::kJson;

@@ -1,11 +1,12 @@
 #include "client/commands/node_command.h"
 
-#include <filesystem>
 #include <memory>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
 
+#include "agents/sys/files.h"
+#include "agents/sys/paths.h"
 #include "client/commands/command_context.h"
 #include "client/node/node_store.h"
 #include "client/output/table.h"
@@ -47,12 +48,11 @@ void RunAdd(CommandContext& ctx, const NodeAddFlags& flags) {
   Result<Node> node = ParseNodeTarget(flags.name, flags.host);
   if (!node.ok()) return ctx.Fail(node.status());
   if (!flags.identity.empty()) {
-    std::error_code ec;
-    std::string absolute = std::filesystem::absolute(flags.identity, ec).string();
-    if (ec || !std::filesystem::is_regular_file(absolute)) {
+    Result<std::string> absolute = sys::AbsolutePath(flags.identity);
+    if (!absolute.ok() || !sys::IsRegularFile(*absolute)) {
       return ctx.Fail(InvalidArgument("identity file " + flags.identity + " is not a readable file"));
     }
-    node->identity_file = absolute;  // the store outlives the current directory
+    node->identity_file = *absolute;  // the store outlives the current directory
   }
   if (flags.container != 0) node->container_vmid = flags.container;
   for (const std::string& text : flags.labels) {

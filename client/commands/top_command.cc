@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <memory>
 #include <ostream>
-#include <thread>
 
+#include "agents/sys/clock.h"
 #include "client/commands/command_context.h"
 #include "client/commands/train_subcommands.h"
 #include "client/fleet/fleet.h"
@@ -92,7 +92,7 @@ void RunTop(CommandContext& ctx, const TopFlags& flags) {
       }
       return;
     }
-    std::this_thread::sleep_for(*interval);
+    sys::SleepFor(sys::RealClock(), *interval);
   }
 }
 

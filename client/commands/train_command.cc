@@ -3,6 +3,7 @@
 #include <chrono>
 #include <ostream>
 
+#include "agents/sys/clock.h"
 #include "client/commands/command_context.h"
 #include "client/commands/train_subcommands.h"
 #include "client/output/job_json.h"
@@ -11,8 +12,7 @@
 namespace gpuctl::client {
 
 int64_t NowUnixMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(sys::RealClock().WallNow().time_since_epoch())
       .count();
 }
 

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <memory>
 #include <ostream>
-#include <thread>
 
+#include "agents/sys/clock.h"
 #include "client/commands/command_context.h"
 #include "client/commands/train_subcommands.h"
 #include "client/job_name.h"
@@ -87,8 +87,8 @@ Status StreamJobLog(AgentClient& client, const v1::StreamLogsRequest& request,
     return client.StreamLogs(resumed, sink);
   };
   seams.probe = [&client, &name] { return client.GetJob(name).status(); };
-  seams.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
-  seams.now = [] { return std::chrono::steady_clock::now(); };
+  seams.sleep = [](std::chrono::milliseconds d) { sys::SleepFor(sys::RealClock(), d); };
+  seams.now = [] { return sys::RealClock().SteadyNow(); };
   return StreamLogResuming(options, seams, write, note);
 }
 

@@ -1,8 +1,8 @@
 // gpuctl train start --name NAME [--script PATH | -- COMMAND ARGS...] [flags]
-#include <filesystem>
 #include <memory>
 #include <ostream>
 
+#include "agents/sys/paths.h"
 #include "client/agent_address.h"
 #include "client/commands/command_context.h"
 #include "client/commands/train_subcommands.h"
@@ -38,10 +38,7 @@ Result<std::string> LocalJobCwd(CommandContext& ctx, const std::string& containe
   bool job_runs_here = ctx.global.node.empty() && container.empty() &&
                        (address.rfind("unix:", 0) == 0 || address.rfind('/', 0) == 0);
   if (!job_runs_here) return std::string();
-  std::error_code ec;
-  std::string cwd = std::filesystem::current_path(ec).string();
-  if (ec) return ErrnoError("reading the current directory", ec.value());
-  return cwd;
+  return sys::CurrentDirectory();
 }
 
 void AddTrainStartCommand(CLI::App& train, CommandContext& context) {

@@ -1,11 +1,11 @@
 #include "client/multinode/multinode_store.h"
 
 #include <algorithm>
-#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
 #include "agents/sys/files.h"
+#include "agents/sys/paths.h"
 #include "client/node/node_store.h"
 #include "common/json_integer.h"
 #include "common/json_text.h"
@@ -72,7 +72,7 @@ Status MultinodeStore::Add(const MultinodeJob& job) {
     }
   }
   jobs->push_back(job);
-  if (Status s = sys::EnsureDir(std::filesystem::path(path_).parent_path().string(), 0700); !s.ok()) return s;
+  if (Status s = sys::EnsureDir(sys::ParentDir(path_), 0700); !s.ok()) return s;
   return sys::WriteFileAtomic(path_, FormatMultinodeFile(*jobs), 0600);
 }
 
@@ -85,7 +85,7 @@ Status MultinodeStore::Remove(const std::string& name) {
 
 MultinodeStore DefaultMultinodeStore() {
   std::string nodes = DefaultNodeStore().path();
-  return MultinodeStore((std::filesystem::path(nodes).parent_path() / "multinode.json").string());
+  return MultinodeStore(sys::JoinPath(sys::ParentDir(nodes), "multinode.json"));
 }
 
 }  // namespace gpuctl::client

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <ostream>
-#include <thread>
 
+#include "agents/sys/clock.h"
 #include "client/commands/command_context.h"
 #include "client/multinode/multinode_parts.h"
 #include "client/multinode/multinode_plan.h"
@@ -106,9 +106,10 @@ int SuperviseMultinode(CommandContext& ctx, NodePool& pool, const MultinodeJob& 
   bool stopped_others = false;
   std::vector<PartReply> parts;
   std::vector<uint32_t> restarts(job.nodes.size(), 0);
+  const sys::RealClock clock;
   while (true) {
     parts = GetParts(pool, job.name);
-    auto now = std::chrono::steady_clock::now();
+    auto now = clock.SteadyNow();
     // An agent relaunched its part after a CUDA OOM (on_oom recover): the
     // others failed in its wake, or would train with other settings.
     std::vector<size_t> relaunched;
@@ -171,7 +172,7 @@ int SuperviseMultinode(CommandContext& ctx, NodePool& pool, const MultinodeJob& 
       StopRunningParts(pool, job.name, running, std::chrono::seconds(10));
       stopped_others = true;
     }
-    std::this_thread::sleep_for(kPollInterval);
+    sys::SleepFor(clock, kPollInterval);
   }
   if (Json(ctx)) {
     nlohmann::json result = PartsJson(job, parts);

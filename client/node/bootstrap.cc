@@ -2,8 +2,8 @@
 
 #include <future>
 #include <ostream>
-#include <thread>
 
+#include "agents/sys/clock.h"
 #include "agents/sys/files.h"
 #include "client/node/agent_config.h"
 #include "client/node/agent_over_ssh.h"
@@ -54,9 +54,10 @@ std::string LogTail(ssh::SshSession& session, const AgentLayout& layout, bool sy
 Result<std::unique_ptr<AgentClient>> WaitUntilAnswers(const std::shared_ptr<ssh::SshSession>& session,
                                                       const AgentLayout& layout, int pid, bool systemd,
                                                       std::chrono::milliseconds deadline) {
-  auto give_up_at = std::chrono::steady_clock::now() + deadline;
+  const sys::RealClock clock;
+  auto give_up_at = clock.SteadyNow() + deadline;
   std::string last_error;
-  while (std::chrono::steady_clock::now() < give_up_at) {
+  while (clock.SteadyNow() < give_up_at) {
     Result<std::string> readiness = RunChecked(*session, ReadinessCommand(layout, pid), "checking the agent");
     if (!readiness.ok()) return readiness.status();
     if (readiness->rfind("dead", 0) == 0) {
@@ -74,7 +75,7 @@ Result<std::unique_ptr<AgentClient>> WaitUntilAnswers(const std::shared_ptr<ssh:
         last_error = client.status().message();
       }
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    sys::SleepFor(clock, std::chrono::milliseconds(100));
   }
   return Unavailable("gpuctld (pid " + std::to_string(pid) + ") on " + session->description() +
                      " did not answer within " + FormatDuration(deadline) +

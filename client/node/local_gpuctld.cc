@@ -1,29 +1,13 @@
 #include "client/node/local_gpuctld.h"
 
-#include <sys/auxv.h>
-
-#include <cstdlib>
-#include <filesystem>
 #include <sstream>
 #include <vector>
 
+#include "agents/sys/environment.h"
 #include "agents/sys/files.h"
+#include "agents/sys/paths.h"
 
 namespace gpuctl::client {
-namespace {
-
-// The path this program was executed as (execve's filename; execvp has
-// already resolved PATH), made absolute with symlinks resolved: where the
-// running gpuctl really is.
-std::filesystem::path RunningProgramDir() {
-  const char* exec_path = reinterpret_cast<const char*>(getauxval(AT_EXECFN));
-  if (!exec_path) return {};
-  std::error_code ignored;
-  std::filesystem::path resolved = std::filesystem::weakly_canonical(exec_path, ignored);
-  return resolved.parent_path();
-}
-
-}  // namespace
 
 Result<std::string> FindLocalGpuctld(const std::string& override_path) {
   if (!override_path.empty()) {
@@ -33,13 +17,15 @@ Result<std::string> FindLocalGpuctld(const std::string& override_path) {
     return override_path;
   }
   std::vector<std::string> candidates;
-  std::filesystem::path dir = RunningProgramDir();
+  // Where this gpuctl really is (links resolved): its gpuctld sits beside it
+  // when installed, in ../daemon in a build tree.
+  std::string dir = sys::RunningProgramDir();
   if (!dir.empty()) {
-    candidates.push_back((dir / "gpuctld").string());
-    candidates.push_back((dir.parent_path() / "daemon" / "gpuctld").string());
+    candidates.push_back(sys::JoinPath(dir, "gpuctld"));
+    candidates.push_back(sys::JoinPath(sys::ParentDir(dir), "daemon/gpuctld"));
   }
-  if (const char* path = std::getenv("PATH")) {
-    std::istringstream entries(path);
+  if (std::optional<std::string> path = sys::EnvironmentVariable("PATH")) {
+    std::istringstream entries(*path);
     std::string entry;
     while (std::getline(entries, entry, ':')) {
       if (!entry.empty()) candidates.push_back(entry + "/gpuctld");

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstdlib>
-#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
+#include "agents/sys/environment.h"
 #include "agents/sys/files.h"
+#include "agents/sys/paths.h"
 #include "common/json_integer.h"
 #include "common/json_text.h"
 
@@ -158,10 +158,7 @@ std::string DefaultNodesPath(const std::string& xdg_config_home, const std::stri
 }
 
 NodeStore DefaultNodeStore() {
-  auto env = [](const char* name) {
-    const char* value = std::getenv(name);
-    return std::string(value ? value : "");
-  };
+  auto env = [](const char* name) { return sys::EnvironmentVariable(name).value_or(""); };
   return NodeStore(DefaultNodesPath(env("XDG_CONFIG_HOME"), env("HOME")));
 }
 
@@ -210,7 +207,7 @@ Status NodeStore::Remove(const std::string& name) {
 }
 
 Status NodeStore::Save(const std::vector<Node>& nodes) const {
-  std::string dir = std::filesystem::path(path_).parent_path().string();
+  std::string dir = sys::ParentDir(path_);
   if (Status s = sys::EnsureDir(dir, 0700); !s.ok()) return s;
   return sys::WriteFileAtomic(path_, FormatNodesFile(nodes), 0600);
 }

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <charconv>
-#include <filesystem>
 #include <sstream>
 #include <vector>
 
+#include "agents/sys/paths.h"
 #include "client/ssh/shell_quote.h"
 
 namespace gpuctl::client {
@@ -13,7 +13,8 @@ namespace {
 
 using ssh::ShellQuote;
 
-std::string Dir(const std::string& path) { return std::filesystem::path(path).parent_path().string(); }
+// A path on the node: text only, nothing here is looked at.
+std::string Dir(const std::string& path) { return sys::ParentDir(path); }
 
 // alive PID: the process exists and is not a zombie (in a container, PID 1
 // may never reap the agent we started).
