@@ -38,6 +38,7 @@ bool IsActive(JobState state);
 struct JobEventRecord {
   LogEvent event;
   int64_t time_unix_ms = 0;  // when the agent read it
+  bool operator==(const JobEventRecord&) const = default;
 };
 
 // An earlier run of the job, ended in CUDA OOM, that a remediation relaunched
@@ -55,6 +56,7 @@ struct AttemptRecord {
   int64_t started_unix_ms = 0;
   int64_t ended_unix_ms = 0;
   std::vector<std::string> changes;           // what the relaunch after it changed
+  bool operator==(const AttemptRecord&) const = default;
 };
 
 struct JobRecord {
@@ -111,6 +113,9 @@ struct JobRecord {
   int64_t queued_unix_ms = 0;
   uint32_t queue_position = 0;
   std::string waiting_for;
+  // Every field, so that tests compare whole records (a field a round trip
+  // drops shows as a difference).
+  bool operator==(const JobRecord&) const = default;
 };
 
 nlohmann::json ToJson(const JobRecord& record);

@@ -71,6 +71,7 @@ struct JobSpec {
   // 1 for the run the user started, n for the (n-1)th OOM relaunch: the job
   // sees it as GPUCTL_ATTEMPT, and from 2 on its command gets the retry args.
   uint32_t attempt = 1;
+  bool operator==(const JobSpec&) const = default;
 };
 
 // The knobs a remediation turns: the policy's, or the default one.

@@ -69,6 +69,7 @@ struct MetricsState {
   // The fastest reading of the latest reading's family (see ThroughputFamily).
   std::optional<Throughput> best_throughput;
   uint64_t lines_seen = 0;
+  bool operator==(const MetricsState&) const = default;
 };
 
 class MetricsTracker {

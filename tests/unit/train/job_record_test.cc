@@ -13,6 +13,7 @@
 #include <string>
 
 #include "agents/train/job_store.h"
+#include "tests/fakes/job_fields.h"
 #include "tests/fakes/temp_dir.h"
 
 namespace gpuctl::train {
@@ -45,9 +46,18 @@ LogEvent FullOomEvent() {
   return e;
 }
 
+// Every field of the record, and of what it holds, set to a value no
+// default has (FullRecordSetsEveryField checks that, field by field), so that
+// a field ToJson or JobRecordFromJson forgets comes back different. Queued,
+// and a container job, since the queue's and the container's fields are
+// saved only then (see QueueAndContainerFieldsAreSavedOnlyWhenTheyMeanSomething).
 JobRecord FullRecord() {
   JobRecord r;
   r.spec.name = "dflash-768";
+  r.spec.kind = std::string(kJobKindBuild);  // its build options are saved only then
+  r.spec.build.mem_budget_bytes = 48ull << 30;
+  r.spec.build.cpus = 12;
+  r.spec.build.archs = {"8.0", "9.0"};
   r.spec.command = {"/srv/train.sh", "--lr", "3e-4"};
   r.spec.script = "/srv/train.sh";
   r.spec.anchors = 1024;
@@ -58,7 +68,16 @@ JobRecord FullRecord() {
   r.spec.gpus = "0,1";
   r.spec.container = "200";
   r.spec.mem_limit_bytes = 64ull << 30;
-  r.state = JobState::kFailed;
+  r.spec.oom.recover = true;
+  r.spec.oom.retries = 5;
+  r.spec.oom.knobs = {{"--batch-size", 0.5, 2}, {"--budget", 0.8, 128}};
+  r.spec.oom.retry_args = {"--resume", "latest"};
+  r.spec.num_gpus = 2;
+  r.spec.gpu_mem_bytes = 40ull << 30;
+  r.spec.priority = -3;
+  r.spec.attempt = 3;
+  r.run_id = "r1735689600-3f2a";
+  r.state = JobState::kQueued;
   r.state_reason = "exited 1";
   r.exit_code = 1;
   r.term_signal = 9;
@@ -71,15 +90,21 @@ JobRecord FullRecord() {
   r.ended_unix_ms = 1735689700000;
   r.restart_count = 2;
   r.stop_requested = true;
+  r.stop_deadline_unix_ms = 1735689630000;
   r.guard_kill_reason = "host memory low: 1.2 GiB available";
-  r.cgroup = "/gpuctl/dflash-768";
+  r.cgroup = "/gpuctl/dflash-768@r1735689600-3f2a";
   r.log_path = "/var/lib/gpuctl/jobs/dflash-768/output.log";
   r.exit_path = "/var/lib/gpuctl/jobs/dflash-768/exit_status";
+  r.pid_path = "/var/lib/lxc/200/rootfs/var/lib/gpuctl/jobs/dflash-768/job_pid";
+  r.inner_pid = 5151;
+  r.inner_pgid = 5150;
+  r.inner_start_time = 123456789u;
   r.log_bytes = 12345;
   r.parsed_offset = 12000;
   r.metrics.step = 693;
   r.metrics.loss = 2.104;
   r.metrics.grad_norm = 1.25;
+  r.metrics.learning_rate = 3e-4;
   r.metrics.throughput = Throughput{13.8, "Ktok/s"};
   r.metrics.best_throughput = Throughput{14.5, "Ktok/s"};
   r.metrics.lines_seen = 700;
@@ -90,17 +115,58 @@ JobRecord FullRecord() {
   sig.message = "Signals.SIGKILL: 9";
   sig.signal_number = 9;
   r.events.push_back({sig, 1735689650001});
+  r.events_dropped = 17;
+  AttemptRecord a;
+  a.attempt = 2;
+  a.run_id = "r1735689000-77aa";
+  a.alloc_conf = "expandable_segments:True,max_split_size_mb:128";
+  a.command = {"/srv/train.sh", "--lr", "3e-4", "--budget", "768"};
+  a.state = JobState::kKilledByGuard;
+  a.state_reason = "CUDA out of memory";
+  a.step = 412;
+  a.best_throughput = Throughput{12.1, "Ktok/s"};
+  a.log_path = "/var/lib/gpuctl/jobs/dflash-768/output.log.2";
+  a.started_unix_ms = 1735689000000;
+  a.ended_unix_ms = 1735689500000;
+  a.changes = {"--budget 1024 -> 768"};
+  r.attempts.push_back(a);
+  r.oom_decided = true;
+  r.hold_step = 412;
+  r.gpu_memory.push_back({1, "GPU-5f1c", 30ull << 30, 33ull << 30, 80ull << 30, true});
+  r.queued_unix_ms = 1735689599000;
+  r.queue_position = 2;
+  r.waiting_for = "2 GPUs: GPU 0 held by job a";
   return r;
 }
 
 // Through text, as the store does.
 Result<JobRecord> RoundTrip(const JobRecord& r) { return JobRecordFromJson(json::parse(ToJson(r).dump(2))); }
 
-void ExpectSameThroughput(const std::optional<Throughput>& a, const std::optional<Throughput>& b) {
-  ASSERT_EQ(a.has_value(), b.has_value());
-  if (!a) return;
-  EXPECT_DOUBLE_EQ(a->value, b->value);
-  EXPECT_EQ(a->unit, b->unit);
+// The record's place in the queue is not saved: the queue recomputes it on
+// every pass (job_supervisor_queue.cc), an agent's restart included.
+JobRecord AsLoaded(JobRecord r) {
+  r.queue_position = 0;
+  return r;
+}
+
+// Each field of `out` against `expected`, naming the one that differs, down
+// into what the record holds; then the whole.
+void ExpectSameRecord(const JobRecord& out, const JobRecord& expected) {
+  using testing::ExpectSameFields;
+  ExpectSameFields(out, expected, "record");
+  ExpectSameFields(out.spec, expected.spec, "record.spec");
+  ExpectSameFields(out.spec.oom, expected.spec.oom, "record.spec.oom");
+  ExpectSameFields(out.spec.build, expected.spec.build, "record.spec.build");
+  ExpectSameFields(out.metrics, expected.metrics, "record.metrics");
+  ASSERT_EQ(out.events.size(), expected.events.size());
+  for (size_t i = 0; i < out.events.size(); ++i) {
+    ExpectSameFields(out.events[i].event, expected.events[i].event, "record.events[" + std::to_string(i) + "]");
+  }
+  ASSERT_EQ(out.attempts.size(), expected.attempts.size());
+  for (size_t i = 0; i < out.attempts.size(); ++i) {
+    ExpectSameFields(out.attempts[i], expected.attempts[i], "record.attempts[" + std::to_string(i) + "]");
+  }
+  EXPECT_TRUE(out == expected) << "read back:\n" << ToJson(out).dump(2);
 }
 
 TEST(JobState, NamesRoundTrip) {
@@ -118,56 +184,69 @@ TEST(JobState, NamesRoundTrip) {
   EXPECT_FALSE(IsActive(JobState::kLost));
 }
 
-TEST(JobRecordJson, FullRecordRoundTrips) {
+TEST(JobRecordJson, FullRecordSetsEveryField) {
+  using testing::ExpectEveryFieldSet;
+  const JobRecord r = FullRecord();
+  ExpectEveryFieldSet(r, "record");
+  ExpectEveryFieldSet(r.spec, "record.spec");
+  ExpectEveryFieldSet(r.spec.oom, "record.spec.oom");
+  ExpectEveryFieldSet(r.spec.oom.knobs.at(0), "record.spec.oom.knobs[0]");
+  ExpectEveryFieldSet(r.spec.build, "record.spec.build");
+  ExpectEveryFieldSet(r.metrics, "record.metrics");
+  ExpectEveryFieldSet(*r.metrics.throughput, "record.metrics.throughput");
+  ExpectEveryFieldSet(r.events.at(0), "record.events[0]");
+  ExpectEveryFieldSet(r.events.at(0).event, "record.events[0].event");
+  ExpectEveryFieldSet(r.events.at(0).event.other_processes.at(0), "record.events[0].event.other_processes[0]");
+  ExpectEveryFieldSet(r.attempts.at(0), "record.attempts[0]");
+  ExpectEveryFieldSet(r.gpu_memory.at(0), "record.gpu_memory[0]");
+}
+
+// Every field of the record comes back, the restart-critical ones among them
+// (run_id, attempts, hold_step, waiting_for, stop_deadline_unix_ms,
+// inner_pid, the OOM policy): an agent restarted from these records carries
+// on the runs, stops and remediations the last one began.
+TEST(JobRecordJson, EveryFieldRoundTrips) {
   const JobRecord in = FullRecord();
   Result<JobRecord> back = RoundTrip(in);
   ASSERT_TRUE(back.ok()) << back.status().message();
-  const JobRecord& out = *back;
+  ExpectSameRecord(*back, AsLoaded(in));
+  // A few by value too, independent of the copy compared against.
+  EXPECT_EQ(back->run_id, "r1735689600-3f2a");
+  EXPECT_EQ(back->hold_step, 412u);
+  EXPECT_EQ(back->stop_deadline_unix_ms, 1735689630000);
+  EXPECT_EQ(back->inner_pid, 5151);
+  EXPECT_EQ(back->waiting_for, "2 GPUs: GPU 0 held by job a");
+  EXPECT_TRUE(back->spec.oom.recover);
+  EXPECT_EQ(back->spec.oom.knobs, (std::vector<OomKnob>{{"--batch-size", 0.5, 2}, {"--budget", 0.8, 128}}));
+  ASSERT_EQ(back->attempts.size(), 1u);
+  EXPECT_EQ(back->attempts[0].run_id, "r1735689000-77aa");
+}
 
-  EXPECT_EQ(out.spec.name, in.spec.name);
-  EXPECT_EQ(out.spec.command, in.spec.command);
-  EXPECT_EQ(out.spec.script, in.spec.script);
-  EXPECT_EQ(out.spec.anchors, in.spec.anchors);
-  EXPECT_EQ(out.spec.anchors_flag, in.spec.anchors_flag);
-  EXPECT_EQ(out.spec.alloc_conf, in.spec.alloc_conf);
-  EXPECT_EQ(out.spec.env, in.spec.env);
-  EXPECT_EQ(out.spec.cwd, in.spec.cwd);
-  EXPECT_EQ(out.spec.gpus, in.spec.gpus);
-  EXPECT_EQ(out.spec.container, in.spec.container);
-  EXPECT_EQ(out.spec.mem_limit_bytes, 64ull << 30);
-
-  EXPECT_EQ(out.state, JobState::kFailed);
-  EXPECT_EQ(out.state_reason, in.state_reason);
-  EXPECT_EQ(out.exit_code, 1);
-  EXPECT_EQ(out.term_signal, 9);
-  EXPECT_EQ(out.pid, 4242);
-  EXPECT_EQ(out.pgid, 4240);
-  EXPECT_EQ(out.pid_start_time, 987654321u);
-  EXPECT_EQ(out.tmux_session, in.tmux_session);
-  EXPECT_EQ(out.created_unix_ms, in.created_unix_ms);
-  EXPECT_EQ(out.started_unix_ms, in.started_unix_ms);
-  EXPECT_EQ(out.ended_unix_ms, in.ended_unix_ms);
-  EXPECT_EQ(out.restart_count, 2u);
-  EXPECT_TRUE(out.stop_requested);
-  EXPECT_EQ(out.guard_kill_reason, in.guard_kill_reason);
-  EXPECT_EQ(out.cgroup, in.cgroup);
-  EXPECT_EQ(out.log_path, in.log_path);
-  EXPECT_EQ(out.exit_path, in.exit_path);
-  EXPECT_EQ(out.log_bytes, 12345u);
-  EXPECT_EQ(out.parsed_offset, 12000u);
-
-  EXPECT_EQ(out.metrics.step, 693u);
-  EXPECT_EQ(out.metrics.loss, 2.104);
-  EXPECT_EQ(out.metrics.grad_norm, 1.25);
-  ExpectSameThroughput(out.metrics.throughput, in.metrics.throughput);
-  ExpectSameThroughput(out.metrics.best_throughput, in.metrics.best_throughput);
-  EXPECT_EQ(out.metrics.lines_seen, 700u);
-
-  ASSERT_EQ(out.events.size(), 2u);
-  EXPECT_EQ(out.events[0].event, FullOomEvent());  // every field, via LogEvent::operator==
-  EXPECT_EQ(out.events[0].time_unix_ms, 1735689650000);
-  EXPECT_EQ(out.events[1].event, in.events[1].event);
-  EXPECT_EQ(out.events[1].time_unix_ms, 1735689650001);
+// The queue's fields mean something only while the job is queued, and the
+// container's only with a pid file: otherwise they are not saved, and read
+// back as their defaults.
+TEST(JobRecordJson, QueueAndContainerFieldsAreSavedOnlyWhenTheyMeanSomething) {
+  for (JobState state : {JobState::kStarting, JobState::kRunning, JobState::kFailed, JobState::kStopped}) {
+    SCOPED_TRACE(JobStateName(state));
+    JobRecord in = FullRecord();
+    in.state = state;
+    JobRecord expected = AsLoaded(in);
+    expected.queued_unix_ms = 0;
+    expected.waiting_for.clear();
+    Result<JobRecord> back = RoundTrip(in);
+    ASSERT_TRUE(back.ok()) << back.status().message();
+    ExpectSameRecord(*back, expected);
+  }
+  JobRecord host = FullRecord();
+  host.spec.container.clear();
+  host.pid_path.clear();
+  JobRecord expected = AsLoaded(host);
+  expected.inner_pid = 0;
+  expected.inner_pgid = 0;
+  expected.inner_start_time.reset();
+  Result<JobRecord> back = RoundTrip(host);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ExpectSameRecord(*back, expected);
 }
 
 TEST(JobRecordJson, EventRoundTripsAlone) {
@@ -335,7 +414,9 @@ TEST(JobStore, SaveThenLoad) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   Result<JobRecord> out = store.Load(in.spec.name);
   ASSERT_TRUE(out.ok()) << out.status().message();
-  EXPECT_EQ(ToJson(*out), ToJson(in));
+  ExpectSameRecord(*out, AsLoaded(in));  // the record itself, not ToJson's view of it on both sides
+  EXPECT_EQ(out->run_id, "r1735689600-3f2a");
+  EXPECT_EQ(out->hold_step, 412u);
 
   // A second save replaces the first, leaving no temp files behind.
   in.state = JobState::kSucceeded;
