@@ -2,12 +2,16 @@
 // the agent: they live in tmux, write their own log and exit status, and a
 // restarted agent picks them up from their records.
 //
-// One owner for job state (as oomd's engine thread and systemd-oomd's loop):
-// the owner thread alone holds the job table, starts and stops jobs, reads
-// their logs and writes their records. Callers post commands to it and wait
+// A facade that wires the job core together: the job table (job_table.h),
+// the one place job state lives; the owner loop (job_owner_loop.h), the one
+// thread that writes it, running the calls posted here and the parts
+// registered with it, each a narrow piece over the table: reconciliation at
+// start, the run monitor, stop escalation, OOM relaunch, GPU memory
+// sampling, the GPU queue. Callers post commands (job_commands.h) and wait
 // for the answer; readers get the latest snapshot of each record. No lock
 // is held across a subprocess, an fsync or an open of a file a job can
-// touch: only the queue and the snapshot have locks, held for a copy.
+// touch: only the loop's queue, the snapshot and the guard's view have
+// locks, held for a copy.
 //
 // A run's record is written and fsynced (state starting, with its run id)
 // before anything of it runs. At start the agent reconciles: records whose
@@ -16,16 +20,9 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <functional>
-#include <map>
-#include <memory>
-#include <mutex>
 #include <optional>
-#include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "agents/sys/cgroup_driver.h"
@@ -34,11 +31,22 @@
 #include "agents/sys/gpu_types.h"
 #include "agents/sys/process_control.h"
 #include "agents/sys/tmux.h"
-#include "agents/train/gpu_placement.h"
+#include "agents/train/gpu_memory_sampler.h"
+#include "agents/train/gpu_queue.h"
+#include "agents/train/guard_view.h"
+#include "agents/train/job_commands.h"
 #include "agents/train/job_launcher.h"
+#include "agents/train/job_owner_loop.h"
+#include "agents/train/job_part.h"
 #include "agents/train/job_record.h"
 #include "agents/train/job_store.h"
-#include "agents/train/log_ingest.h"
+#include "agents/train/job_table.h"
+#include "agents/train/oom_relaunch.h"
+#include "agents/train/reconciliation.h"
+#include "agents/train/run_monitor.h"
+#include "agents/train/run_processes.h"
+#include "agents/train/stop_escalation.h"
+#include "agents/train/unreadable_runs.h"
 
 namespace gpuctl::train {
 
@@ -74,20 +82,6 @@ struct JobSupervisorOptions {
   // The GPU queue: a GPU is busy when processes the agent did not start use
   // this much of it.
   uint64_t gpu_busy_below_bytes = uint64_t{1} << 30;
-};
-
-// What the memory guard needs to know of a running job: an immutable copy.
-struct GuardedJob {
-  std::string name;
-  std::string run_id;
-  std::string cgroup;  // empty: none
-  int64_t pgid = 0;
-  // For the build governor (agents/build): the job's kind, its memory limit
-  // (a build's budget) and where it runs.
-  std::string kind;
-  std::optional<uint64_t> mem_limit_bytes;
-  std::string cwd;
-  bool stop_requested = false;  // ending: a build is no longer governed
 };
 
 // Where to read a job's log, and whether more can come.
@@ -141,128 +135,27 @@ class JobSupervisor {
   void MarkFailed(const std::string& run_id, const std::string& reason);
 
  private:
-  struct Entry {
-    JobRecord record;
-    LogIngest ingest;
-    int64_t last_save_ms = 0;
-    uint64_t saved_offset = 0;
-    bool kill_sent = false;  // a stop's SIGKILL went out
-    std::set<uint32_t> gpu_pids;  // this run's processes seen on GPUs
-    // The run before this one of the same name (an OOM relaunch, a rerun):
-    // its GPU pids, told apart as its own for a while after it ended.
-    std::set<uint32_t> previous_gpu_pids;
-    int64_t previous_ended_unix_ms = 0;
-    std::chrono::steady_clock::time_point recheck_at{};  // after it: when to look again
-  };
-  struct Call;
-
-  // Runs `work` on the owner thread and waits until it ran. A call still
-  // queued at `queue_deadline` is withdrawn: false, it never ran (a call
-  // that began is always waited for, so a caller never answers "failed"
-  // for a start that happened). False too while the agent stops.
-  bool RunOnOwner(std::function<void()> work, std::chrono::milliseconds queue_deadline);
-  // Blocks until `name`'s snapshot is no longer active or `deadline`.
-  void WaitForEnd(const std::string& name, std::chrono::steady_clock::time_point deadline);
-
-  // --- owner thread only ---
-  void OwnerLoop();
-  void Reconcile();
-  void AdoptOrphans();
-  // `lineage`: an OOM relaunch's earlier attempts and the step to pass.
-  struct Lineage {
-    std::vector<AttemptRecord> attempts;
-    std::optional<uint64_t> hold_step;
-  };
-  // `admitted`: past the GPU queue (admitted from it, or an OOM relaunch on
-  // its own GPUs); otherwise a job that asks for GPUs may be queued.
-  Result<JobRecord> DoStart(JobSpec spec, Lineage lineage = {}, bool admitted = false);
-  // The GPU queue (gpu_placement.h): the GPUs as the queue sees them, a new
-  // job queued, and queued jobs admitted in order as GPUs free.
-  std::vector<GpuSlot> GpuSlots(const sys::GpuReport& report);
-  Result<JobRecord> Enqueue(JobSpec spec, Lineage lineage, std::string waiting_for, uint32_t restarts);
-  // Rate-limited: a pass at most every kAdmitInterval (GPU readings may be
-  // an nvidia-smi run, on this thread).
-  void AdmitQueued();
-  std::chrono::steady_clock::time_point next_admission_{};
-  static constexpr std::chrono::milliseconds kAdmitInterval{200};
-  // A queued job whose start failed at its turn: failed, with the reason.
-  void FailQueued(const std::string& name, const std::string& why);
-  // Jobs with --on-oom recover whose run ended in CUDA OOM (its log read to
-  // the end): decided on (oom_remediation.h), relaunched or given up.
-  void RemediateOoms();
-  // Each running job's GPU memory (job_gpu_memory.h) and gpu_memory_high.
-  void SampleGpuMemory();
-  // Whose a GPU process is (job_supervisor_gpu.cc): a snapshot of the jobs'
-  // groups, cgroups and recent runs' pids, asked per pid.
-  std::function<std::optional<GpuProcessOwner>(uint32_t)> GpuOwners();
-  std::chrono::steady_clock::time_point next_gpu_sample_{};
-  void Remediate(Entry& entry);
-  Result<JobRecord> DoBeginStop(const std::string& name, std::chrono::milliseconds grace);
-  Result<JobRecord> DoRemove(const std::string& name);
-  // Unreadable records (job_supervisor_unreadable.cc): what of the job still
-  // runs, found by its session and cgroups; its stop, kept in memory.
-  void FindUnreadableRun(Entry& entry);
-  bool UnreadableStillRuns(const JobRecord& record);
-  Result<JobRecord> BeginStopUnreadable(Entry& entry, std::chrono::milliseconds grace);
-  void RefreshUnreadable(Entry& entry);
-  // Reads up to `ingest_bytes` of the log, settles an ended run, escalates
-  // a stop past its deadline; saves and publishes what changed.
-  void Refresh(Entry& entry, size_t ingest_bytes);
-  bool SettleIfEnded(Entry& entry);
-  // A run recorded as starting whose session (with its run id) exists:
-  // recorded as running with the session's pane. False when not found.
-  bool AdoptLaunched(Entry& entry);
-  bool ProcessesRemain(const JobRecord& record);
-  bool InnerAlive(const JobRecord& record);
-  // A container job: reads the pid its wrapper wrote inside and finds that
-  // process on the host (until found).
-  void FindInnerProcess(Entry& entry);
-  void SignalJob(const JobRecord& record, int sig);
-  Status Save(Entry& entry);
-  void Publish(const Entry& entry);
-  void Unpublish(const std::string& name);
-  void UpdateGuarded();
-  void PublishEvent(const std::string& kind, const JobRecord& record, const std::string& message,
-                    nlohmann::json fields);
-  Entry& Put(JobRecord record);
-  int64_t NowMs() const;
-  std::chrono::steady_clock::time_point NextWake(std::chrono::steady_clock::time_point now);
-  void Tick();
-  std::chrono::steady_clock::time_point next_tick_{};
-  bool backlog_ = false;
-
   JobSupervisorOptions options_;
   JobStore store_;
-  sys::Tmux& tmux_;
-  sys::ProcessControl& processes_;
-  const sys::Clock& clock_;
   JobLauncher launcher_;
-
-  std::map<std::string, std::unique_ptr<Entry>> entries_;  // the owner thread's alone
-
-  std::mutex queue_mutex_;
-  std::condition_variable queue_wake_;
-  std::deque<std::shared_ptr<Call>> queue_;
-  bool stopping_ = false;
-  bool owner_running_ = false;
-  std::thread owner_;
-
-  std::mutex snapshot_mutex_;
-  std::condition_variable snapshot_changed_;
-  std::map<std::string, std::shared_ptr<const JobRecord>> snapshot_;
-  bool shutting_down_ = false;  // snapshot_mutex_: waits for a job's end return
-  std::shared_ptr<const JobRecord> Snapshot(const std::string& name);
-  // When a follower last had the owner check a job's end: many followers of
-  // one job share one check per kEndCheckInterval.
-  std::map<std::string, std::chrono::steady_clock::time_point> end_checked_at_;  // snapshot_mutex_
-  bool EndCheckDue(const std::string& name);
-
-  // The guard's view, behind a lock of its own: the guard never waits for
-  // the owner between its line and its kill.
-  std::mutex guard_mutex_;
-  std::vector<GuardedJob> guarded_;
-  std::map<std::string, std::string> guard_kills_;  // run id -> reason
-  std::map<std::string, std::string> failures_;     // run id -> reason
+  JobTable table_;
+  GuardView guard_;
+  RunProcesses processes_;
+  UnreadableRuns unreadable_;
+  // The parts, in their order on each pass of the loop (and of refresh
+  // hooks): reconciliation (at start), the monitor, stop escalation, OOM
+  // relaunch, GPU memory, the queue.
+  JobParts parts_;
+  RunMonitor monitor_;
+  StopEscalation stops_;
+  // The queue and OOM relaunch start runs through commands_, declared after
+  // them: bound here, used only once the loop runs.
+  GpuQueue queue_;
+  OomRelaunch ooms_;
+  GpuMemorySampler gpu_memory_;
+  Reconciliation reconciliation_;
+  JobCommands commands_;
+  JobOwnerLoop loop_;
 };
 
 }  // namespace gpuctl::train

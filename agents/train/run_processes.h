@@ -1,0 +1,43 @@
+// A run's processes as the host has them: whether any remain (its cgroup's,
+// its wrapper, its process group, a container job's command inside), and
+// signals to all of them. No state of its own: it asks each time.
+#pragma once
+
+#include <cstdint>
+
+#include "agents/sys/cgroup_driver.h"
+#include "agents/sys/process_control.h"
+#include "agents/train/job_record.h"
+
+namespace gpuctl::train {
+
+class RunProcesses {
+ public:
+  // `cgroups` null: jobs have no cgroup of their own.
+  RunProcesses(sys::ProcessControl& processes, sys::CgroupDriver* cgroups);
+
+  // A job runs while anything of it runs: its cgroup's processes, a
+  // container job's command, its wrapper (the same process: its start time
+  // tells a re-used pid apart), or what it left in its process group.
+  bool Remain(const JobRecord& record);
+  // SIGTERM and SIGKILL to a container job's command first (signals to the
+  // host side stop at pct exec), then the wrapper's group, then whatever of
+  // the cgroup left the group. A SIGTERM is followed by SIGCONT: a stopped
+  // process (a compile the build governor paused) takes no SIGTERM before.
+  void Signal(const JobRecord& record, int sig);
+  // A container job: the host pid of the command its wrapper started inside
+  // (the pid it wrote to pid_path, as the container numbers it). True when
+  // found now, and set in the record.
+  bool FindInner(JobRecord& record);
+
+  sys::ProcessControl& control() { return processes_; }
+  sys::CgroupDriver* cgroups() { return cgroups_; }
+
+ private:
+  bool InnerAlive(const JobRecord& record);
+
+  sys::ProcessControl& processes_;
+  sys::CgroupDriver* cgroups_;
+};
+
+}  // namespace gpuctl::train
