@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "tests/fakes/scoped_env.h"
 #include "tests/fakes/temp_dir.h"
@@ -38,6 +40,15 @@ class NotifyReceiver {
     char buf[256];
     ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
     return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+  }
+  // Every datagram already queued, without waiting: a datagram to a local
+  // socket is queued by the time sendto returns.
+  std::vector<std::string> Queued() {
+    std::vector<std::string> out;
+    char buf[256];
+    ssize_t n = 0;
+    while ((n = ::recv(fd_, buf, sizeof buf, MSG_DONTWAIT)) >= 0) out.emplace_back(buf, static_cast<size_t>(n));
+    return out;
   }
 
  private:
@@ -93,11 +104,25 @@ TEST(SystemdNotifyTest, FeederBeatsUntilDestroyed) {
     EXPECT_EQ(systemd.Next(), "WATCHDOG=1");
     EXPECT_EQ(systemd.Next(), "WATCHDOG=1");
   }
-  // Destroyed: it stops promptly (the join above did not hang) and beats no
-  // more once what was in flight is read.
-  while (!systemd.Next().empty()) {
+  // Destroyed (joined): whatever it sent is queued by now, and is nothing
+  // but watchdog beats.
+  for (const std::string& beat : systemd.Queued()) EXPECT_EQ(beat, "WATCHDOG=1");
+}
+
+// One beat as it starts, then one per interval and none at destruction:
+// with an interval of an hour, exactly one. The destructor must interrupt
+// the hour's wait (a feeder that slept it out would hang here), and must not
+// beat on its way out.
+TEST(SystemdNotifyTest, FeederBeatsAtOnceThenOncePerIntervalAndNotOnTheWayOut) {
+  testing::TempDir dir;
+  NotifyReceiver systemd(dir.path() + "/notify");
+  ASSERT_TRUE(systemd.bound());
+  testing::ScopedEnv env("NOTIFY_SOCKET", dir.path() + "/notify");
+  {
+    WatchdogFeeder feeder(std::chrono::hours(1));
+    EXPECT_EQ(systemd.Next(), "WATCHDOG=1") << "a feeder beats as soon as it starts";
   }
-  SUCCEED();
+  EXPECT_EQ(systemd.Queued(), std::vector<std::string>{}) << "beats after the first, within the hour";
 }
 
 }  // namespace
