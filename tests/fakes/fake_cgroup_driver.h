@@ -1,6 +1,7 @@
 // An in-memory CgroupDriver for the code above the seam (the guard, job
 // launch), after Ray's fake_cgroup_driver.h: a map of cgroups with settable
-// figures, the same error codes as the real drivers, and failures a test can
+// figures, the same error codes as the real drivers (it runs their contract
+// suite, tests/fakes/cgroup_driver_contract.h), and failures a test can
 // switch on per operation. Thread-safe, since the guard loop reads from its
 // own thread while a test changes figures.
 #pragma once
@@ -87,6 +88,8 @@ class FakeCgroupDriver final : public sys::CgroupDriver {
     if (Status s = Check(Op::kRemove, path); !s.ok()) return s;
     auto it = cgroups_.find(path);
     if (it == cgroups_.end()) return NotFound("no cgroup " + path);
+    // The root is the mount itself: rmdir fails with EBUSY.
+    if (path == "/") return FailedPrecondition("the root cgroup cannot be removed");
     if (!it->second.procs.empty()) return FailedPrecondition("cgroup " + path + " has processes");
     for (const auto& [other, unused] : cgroups_) {
       if (other.size() > path.size() && other.starts_with(path + "/")) {
@@ -114,9 +117,13 @@ class FakeCgroupDriver final : public sys::CgroupDriver {
   }
   Status SetMemoryHigh(const std::string& path, std::optional<uint64_t> bytes) override {
     std::lock_guard lock(mutex_);
+    // v1: always, whatever the path, as the real driver (cgroup_driver.h).
+    if (version_ == sys::CgroupVersion::kV1) {
+      if (auto it = failures_.find(Op::kSetMemoryHigh); it != failures_.end()) return it->second;
+      return FailedPrecondition("cgroup v1 has no memory.high");
+    }
     Result<Cgroup*> cgroup = Find(Op::kSetMemoryHigh, path);
     if (!cgroup.ok()) return cgroup.status();
-    if (version_ == sys::CgroupVersion::kV1) return FailedPrecondition("cgroup v1 has no memory.high");
     (*cgroup)->high = bytes;
     return Status::Ok();
   }
@@ -140,9 +147,15 @@ class FakeCgroupDriver final : public sys::CgroupDriver {
   }
   Result<sys::Pressure> MemoryPressure(const std::string& path) override {
     std::lock_guard lock(mutex_);
+    // v1 has no per-cgroup pressure at all: kFailedPrecondition for any path,
+    // as the real driver, never kNotFound (which reads as "the cgroup is gone").
+    if (version_ == sys::CgroupVersion::kV1) {
+      if (auto it = failures_.find(Op::kMemoryPressure); it != failures_.end()) return it->second;
+      return FailedPrecondition("cgroup v1 has no per-cgroup memory pressure");
+    }
     Result<Cgroup*> cgroup = Find(Op::kMemoryPressure, path);
     if (!cgroup.ok()) return cgroup.status();
-    if (version_ == sys::CgroupVersion::kV1 || !(*cgroup)->pressure) {
+    if (!(*cgroup)->pressure) {
       return FailedPrecondition("no memory pressure for cgroup " + path);
     }
     return *(*cgroup)->pressure;
