@@ -95,7 +95,7 @@ class FixtureWorld final : public CgroupWorld {
   }
   bool MovesProcesses() const override { return false; }
 
-  bool SetFigures(const std::string& path, const Figures& f) override {
+  void SetFigures(const std::string& path, const Figures& f) override {
     const std::string d = Dir(path) + "/";
     auto n = [](uint64_t v) { return std::to_string(v); };
     if (version_ == sys::CgroupVersion::kV2) {
@@ -115,7 +115,6 @@ class FixtureWorld final : public CgroupWorld {
       dir_.WriteFile(Rel(d + "memory.oom_control"),
                      "oom_kill_disable 0\nunder_oom 0\noom_kill " + n(f.oom_kills) + "\n");
     }
-    return true;
   }
 
  private:
@@ -156,14 +155,13 @@ class FakeWorld final : public CgroupWorld {
     return pid;
   }
   bool MovesProcesses() const override { return true; }
-  bool SetFigures(const std::string& path, const Figures& f) override {
+  void SetFigures(const std::string& path, const Figures& f) override {
     std::optional<FakeCgroupDriver::Cgroup> cgroup = fake_.Get(path);
-    if (!cgroup) return false;
+    ASSERT_TRUE(cgroup.has_value()) << path;
     cgroup->current = f.current;
     cgroup->reclaimable_file = f.active_file + f.inactive_file - f.dirty - f.writeback;
     cgroup->oom_kills = f.oom_kills;
     fake_.Put(path, *cgroup);
-    return true;
   }
 
  private:
@@ -177,12 +175,12 @@ CgroupWorldFactory Factory(std::string name, sys::CgroupVersion version) {
           [version](std::string*) -> std::unique_ptr<CgroupWorld> { return std::make_unique<World>(version); }};
 }
 
-INSTANTIATE_TEST_SUITE_P(Drivers, CgroupDriverContract,
-                         ::testing::Values(Factory<FakeWorld>("FakeV2", sys::CgroupVersion::kV2),
-                                           Factory<FakeWorld>("FakeV1", sys::CgroupVersion::kV1),
-                                           Factory<FixtureWorld>("FixtureV2", sys::CgroupVersion::kV2),
-                                           Factory<FixtureWorld>("FixtureV1", sys::CgroupVersion::kV1)),
-                         CgroupWorldName);
+const auto kWorlds = ::testing::Values(Factory<FakeWorld>("FakeV2", sys::CgroupVersion::kV2),
+                                       Factory<FakeWorld>("FakeV1", sys::CgroupVersion::kV1),
+                                       Factory<FixtureWorld>("FixtureV2", sys::CgroupVersion::kV2),
+                                       Factory<FixtureWorld>("FixtureV1", sys::CgroupVersion::kV1));
+INSTANTIATE_TEST_SUITE_P(Drivers, CgroupDriverContract, kWorlds, CgroupWorldName);
+INSTANTIATE_TEST_SUITE_P(Drivers, CgroupDriverFiguresContract, kWorlds, CgroupWorldName);
 
 }  // namespace
 }  // namespace gpuctl::testing
