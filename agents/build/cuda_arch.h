@@ -1,6 +1,7 @@
 // CUDA archs as builds spell them, and the memory one arch of one nvcc
-// compile needs. Shared by the static plan (provision/build_governor.h) and
-// the live governor (build_governor_policy.h).
+// compile needs. Shared by the static MAX_JOBS estimate
+// (provision/max_jobs_estimate.h) and the live governor
+// (build_governor_policy.h).
 #pragma once
 
 #include <cstdint>
@@ -19,7 +20,7 @@ namespace gpuctl::build {
 // (flash_bwd_hdim256, 1 arch, --threads 4; the 2-arch --threads 2 bwd256 job
 // gives 13004 / 2 = 6502 MiB, the --threads 1 one 6494 MiB). Rounded up to
 // 6.5 GiB so that every observed job fits its prediction with a little room.
-// tests/unit/provision/build_governor_trace_test.cc re-derives this from the
+// tests/unit/provision/max_jobs_estimate_trace_test.cc re-derives this from the
 // traces and fails if the constant falls below it.
 inline constexpr uint64_t kNvccPeakOneArchBytes = uint64_t{6656} << 20;  // 6.5 GiB
 

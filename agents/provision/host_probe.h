@@ -5,7 +5,7 @@
 //
 // For the plan and its steps (agents/provision/steps*), the fields to decide on:
 //   - GPUs and archs:   gpus[].compute_capability ("9.0"), gpu_archs ({"90"},
-//                       flash-attn's spelling; feed build_governor.h).
+//                       flash-attn's spelling; feed max_jobs_estimate.h).
 //   - driver:           driver_module (the loaded kernel module: version and
 //                       open/proprietary; nullopt when none is loaded; in an LXC
 //                       guest this is the HOST's module, which the guest's user

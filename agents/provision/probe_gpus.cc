@@ -2,7 +2,7 @@
 // against the user-space library, and the archs to build CUDA code for.
 #include <algorithm>
 
-#include "agents/provision/build_governor.h"
+#include "agents/provision/max_jobs_estimate.h"
 #include "agents/provision/probe_context.h"
 #include "agents/provision/probe_gpu_arch.h"
 #include "agents/provision/probe_lspci.h"

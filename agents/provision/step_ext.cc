@@ -1,12 +1,15 @@
 // ext: a CUDA extension (flash-attn) built from source against the venv's
-// torch, for the archs of the GPUs present only, with MAX_JOBS from the build
-// governor's memory model, as a guarded job so a runaway build is the one the
-// memory guard kills.
+// torch, for the archs of the GPUs present only, as a guarded build job so the
+// live build governor keeps its compiles inside its budget and a runaway build
+// is the one the memory guard kills. The static MAX_JOBS estimate only refuses
+// a build not even one compile of which fits, or lowers NVCC_THREADS so one
+// does; the build's limit and environment are prepared as every build job's
+// are (build::PrepareBuild).
 #include <algorithm>
 #include <set>
 
 #include "agents/build/build_spec.h"
-#include "agents/provision/build_governor.h"
+#include "agents/provision/max_jobs_estimate.h"
 #include "agents/provision/cuda_toolkit.h"
 #include "agents/provision/steps.h"
 #include "agents/provision/venv_python.h"
@@ -67,7 +70,7 @@ class ExtStep final : public Step {
       }
     }
 
-    BuildGovernorInput input;
+    MaxJobsInput input;
     std::set<std::string> archs;
     for (const std::string& capability : context_.facts.compute_capabilities) {
       auto arch = ArchFromComputeCapability(capability);
@@ -83,28 +86,28 @@ class ExtStep final : public Step {
     input.available_bytes = context_.facts.mem_available_bytes;
     input.reserve_bytes = context_.config.guard_reserve_bytes;
     input.cpus = context_.facts.cpus;
-    auto budget = PlanBuildBudget(input);
-    if (!budget.ok()) return budget.status();
+    auto estimate = EstimateMaxJobs(input);
+    if (!estimate.ok()) return estimate.status();
     // One compile must fit: with fewer archs at once (NVCC_THREADS) if need
     // be, before refusing.
-    while (!budget->fits && budget->threads_per_job > 1) {
-      input.nvcc_threads = budget->threads_per_job - 1;
-      budget = PlanBuildBudget(input);
-      if (!budget.ok()) return budget.status();
-      if (budget->fits) {
+    while (!estimate->fits && estimate->threads_per_job > 1) {
+      input.nvcc_threads = estimate->threads_per_job - 1;
+      estimate = EstimateMaxJobs(input);
+      if (!estimate.ok()) return estimate.status();
+      if (estimate->fits) {
         plan.notes.push_back("NVCC_THREADS=" + std::to_string(input.nvcc_threads) +
                              " so that one compile of all its archs fits the budget");
       }
     }
-    if (!budget->fits) {
-      return Refusal("not even one compile job of " + context_.options.ext + " fits in memory: " + budget->explanation +
-                     ". Free memory (stop jobs) or add swap, then rerun");
+    if (!estimate->fits) {
+      return Refusal("not even one compile job of " + context_.options.ext + " fits in memory: " +
+                     estimate->explanation + ". Free memory (stop jobs) or add swap, then rerun");
     }
-    // The live governor (a build job) keeps the compiles inside the budget,
-    // so MAX_JOBS is set for the CPUs, not for the static model's peak.
-    auto live = build::PrepareBuild(budget->budget_bytes, 0, {},
-                                    {.cpus = context_.facts.cpus,
-                                     .gpu_capabilities = context_.facts.compute_capabilities});
+    // Prepared as every build job is (build::PrepareBuild, as for `gpuctl
+    // build`): the budget is the memory available less the guard's reserve,
+    // and the live governor keeps the compiles inside it, so MAX_JOBS is set
+    // for the CPUs, not for the static estimate's peak.
+    auto live = build::PrepareBuild(std::nullopt, 0, {}, ExtBuildFacts(input.archs));
     if (!live.ok()) return live.status();
 
     // --no-build-isolation builds against the venv's torch, so the venv needs
@@ -119,25 +122,38 @@ class ExtStep final : public Step {
     const std::string& source = context_.options.ext_source;
     build.argv = {"uv", "pip", "install", "--python", VenvPython(context_.options), "--no-build-isolation",
                   source.empty() ? context_.options.ext : source};
-    build.env = budget->env;
-    // Parallelism for the CPUs, at the fewest NVCC_THREADS either plan allows.
-    uint32_t threads = std::min<uint32_t>(input.nvcc_threads, sys::ToNumber<uint32_t>(live->env["NVCC_THREADS"]).value_or(1));
-    build.env["NVCC_THREADS"] = std::to_string(threads);
-    build.env["MAX_JOBS"] = std::to_string(std::max(1u, context_.facts.cpus / threads));
-    build.env["CMAKE_BUILD_PARALLEL_LEVEL"] = live->env["CMAKE_BUILD_PARALLEL_LEVEL"];
-    plan.notes.push_back("governed live: budget " + FormatBytes(budget->budget_bytes) + ", MAX_JOBS=" +
+    build.env = live->env;
+    if (estimate->threads_per_job < sys::ToNumber<uint32_t>(build.env["NVCC_THREADS"]).value_or(1)) {
+      // Fewer archs at once than the CPUs alone would give, so that one
+      // compile fits: MAX_JOBS for the CPUs at that many threads a job.
+      build.env["NVCC_THREADS"] = std::to_string(estimate->threads_per_job);
+      build.env["MAX_JOBS"] = std::to_string(std::max(1u, context_.facts.cpus / estimate->threads_per_job));
+    }
+    plan.notes.push_back("governed live: budget " + FormatBytes(live->budget_bytes) + ", MAX_JOBS=" +
                          build.env["MAX_JOBS"] + " NVCC_THREADS=" + build.env["NVCC_THREADS"] + " for " +
                          std::to_string(context_.facts.cpus) + " CPUs (a static plan would allow " +
-                         budget->explanation + ")");
+                         estimate->explanation + ")");
     build.env["CUDA_HOME"] = CudaHome(**toolkit);
     build.guarded = true;
-    build.mem_limit_bytes = budget->budget_bytes;
+    build.mem_limit_bytes = live->budget_bytes;
     build.timeout = context_.config.build_timeout;
     plan.actions.push_back(build);
     return plan;
   }
 
  private:
+  // The host as a build job is prepared from: the probe's CPUs and available
+  // memory, the guard's reserve, and the archs chosen above (spelled as
+  // compute capabilities, in their order) standing for the GPUs.
+  build::BuildHostFacts ExtBuildFacts(const std::vector<std::string>& archs) const {
+    build::BuildHostFacts facts{.cpus = context_.facts.cpus,
+                                .available_bytes = context_.facts.mem_available_bytes,
+                                .reserve_bytes = context_.config.guard_reserve_bytes,
+                                .gpu_capabilities = {}};
+    for (const std::string& arch : archs) facts.gpu_capabilities.push_back(TorchArchFromArch(arch).value_or(arch));
+    return facts;
+  }
+
   const StepContext& context_;
 };
 

@@ -165,7 +165,7 @@ std::string TraceJobFor(const std::string& kernel_file) {
 }  // namespace gpuctl::sim
 
 #include "agents/guard/guard_config.h"
-#include "agents/provision/build_governor.h"
+#include "agents/provision/max_jobs_estimate.h"
 
 namespace gpuctl::sim {
 
@@ -194,7 +194,7 @@ std::vector<SimRun> IncidentRuns(const SimHost& host, uint32_t archs, uint32_t t
   runs.push_back({"flash-attn formula", formula, false});
   std::vector<std::string> arch_names;
   for (uint32_t i = 0; i < archs; ++i) arch_names.push_back(std::to_string(80 + 10 * i));
-  auto budget = provision::PlanBuildBudget({.archs = arch_names, .nvcc_threads = threads,
+  auto budget = provision::EstimateMaxJobs({.archs = arch_names, .nvcc_threads = threads,
                                             .available_bytes = host.available_bytes,
                                             .reserve_bytes = host.reserve_bytes, .cpus = host.cores});
   runs.push_back({"static model", budget.ok() ? budget->max_jobs : 1, false});

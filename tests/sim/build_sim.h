@@ -98,7 +98,7 @@ Result<std::vector<SimCompile>> FlashAttnBuild(const std::map<std::string, ArchP
 
 // The schedules the README compares: fixed MAX_JOBS 128, 64 and 32;
 // flash-attn's own formula min(cores/2, available GiB/(5 x threads)); the
-// static model (provision::PlanBuildBudget); and the live governor with
+// static model (provision::EstimateMaxJobs); and the live governor with
 // MAX_JOBS = cores: it, not ninja, holds back what does not fit, and a
 // compile in a one-lane wave or tail leaves cores a waiting one can use.
 std::vector<SimRun> IncidentRuns(const SimHost& host, uint32_t archs, uint32_t threads);

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "agents/build/build_spec.h"
 #include "agents/provision/driver_plan.h"
 #include "agents/sys/files.h"
 #include "tests/fakes/scoped_env.h"
@@ -308,6 +309,31 @@ TEST_F(ProvisionMismatchTest, ExtWithOneArchThatCannotFitIsRefusedNotAnError) {
   ASSERT_TRUE(refused.ok());
   EXPECT_TRUE(refused->refused);
   EXPECT_THAT(LastReport(*refused, "ext")->failure->message, HasSubstr("not even one compile job"));
+}
+
+// One preparation for every build: the ext step's build gets the limit and
+// the environment build::PrepareBuild gives a `gpuctl build` job on the same
+// host (the probe's CPUs and memory, the guard's reserve, its GPUs' archs in
+// order), plus only the toolkit to build with.
+TEST_F(ProvisionMismatchTest, ExtBuildIsPreparedAsEveryBuildJobIs) {
+  VenvWithTorch("cu130");
+  facts.compute_capabilities = {"9.0", "8.0", "9.0"};
+  auto result = Provision(FlashAttnExt());
+  ASSERT_TRUE(result.ok());
+  ASSERT_TRUE(result->ok) << LastReport(*result, "ext")->detail;
+  ASSERT_EQ(builds->builds.size(), 1u);
+  const GuardedBuild& build = builds->builds[0];
+  auto prepared = build::PrepareBuild(std::nullopt, 0, {},
+                                      {.cpus = 16,
+                                       .available_bytes = facts.mem_available_bytes,
+                                       .reserve_bytes = config.guard_reserve_bytes,
+                                       .gpu_capabilities = {"8.0", "9.0"}});
+  ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
+  std::map<std::string, std::string> env = build.env;
+  EXPECT_EQ(env.erase("CUDA_HOME"), 1u);
+  EXPECT_EQ(env, prepared->env);
+  EXPECT_EQ(env.at("FLASH_ATTN_CUDA_ARCHS"), "80;90");
+  EXPECT_EQ(build.mem_limit_bytes, prepared->budget_bytes);
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
-// The build governor: how many CUDA-extension compile jobs (MAX_JOBS) a host
-// can run at once without running out of memory, and the environment that
-// makes the build honour it. Pure functions; the ext step feeds them the
-// probe's GPUs, CPUs and memory and the guard's reserve.
+// The static MAX_JOBS estimate: how many CUDA-extension compile jobs a host
+// could run at once without running out of memory, predicted from a model of
+// nvcc's peak before the build starts. Not the build governor: that one
+// (agents/build/build_governor_policy.h) watches a build's compiles live and
+// pauses what does not fit. The ext step uses this estimate to refuse a build
+// not even one compile of which fits, to lower NVCC_THREADS until one does,
+// and to explain the numbers. Pure functions.
 //
 // The model: one nvcc job compiles its archs on min(NVCC_THREADS, archs)
 // threads at once, and each thread in flight holds about one arch's worth of
@@ -28,7 +31,7 @@ using build::kFlashAttnDefaultArchs;
 using build::kNvccPeakOneArchBytes;
 using build::TorchArchFromArch;
 
-struct BuildGovernorInput {
+struct MaxJobsInput {
   std::vector<std::string> archs;        // {"90"}; duplicates are counted once
   uint32_t nvcc_threads = kDefaultNvccThreads;
   uint64_t peak_one_arch_bytes = kNvccPeakOneArchBytes;
@@ -37,7 +40,7 @@ struct BuildGovernorInput {
   uint32_t cpus = 0;
 };
 
-struct BuildBudget {
+struct MaxJobsEstimate {
   uint32_t max_jobs = 1;
   uint32_t nvcc_threads = kDefaultNvccThreads;
   uint32_t threads_per_job = 1;          // min(NVCC_THREADS, archs)
@@ -57,7 +60,7 @@ struct BuildBudget {
 
 // Errors: kInvalidArgument for no archs, a malformed arch, zero threads, zero
 // CPUs or a zero per-arch peak.
-Result<BuildBudget> PlanBuildBudget(const BuildGovernorInput& input);
+Result<MaxJobsEstimate> EstimateMaxJobs(const MaxJobsInput& input);
 
 // The model alone: peak_one_arch x min(nvcc_threads, archs).
 uint64_t PredictedJobBytes(uint64_t peak_one_arch_bytes, uint32_t nvcc_threads, uint32_t archs);

@@ -1,4 +1,4 @@
-#include "agents/provision/build_governor.h"
+#include "agents/provision/max_jobs_estimate.h"
 
 #include <gtest/gtest.h>
 
@@ -32,11 +32,11 @@ TEST(PredictedJobBytes, GrowsWithTheThreadsInFlightNotPastTheArchCount) {
   EXPECT_EQ(PredictedJobBytes(6 * kGiB, 8, 5), 30 * kGiB);
 }
 
-TEST(PlanBuildBudget, MemoryBoundFlashAttnDefaults) {
-  BuildGovernorInput input{.archs = kFlashAttnDefaultArchs, .nvcc_threads = 4,
+TEST(EstimateMaxJobs, MemoryBoundFlashAttnDefaults) {
+  MaxJobsInput input{.archs = kFlashAttnDefaultArchs, .nvcc_threads = 4,
                            .peak_one_arch_bytes = 5 * kGiB + kGiB / 2, .available_bytes = 100 * kGiB,
                            .reserve_bytes = 4 * kGiB, .cpus = 16};
-  auto budget = PlanBuildBudget(input);
+  auto budget = EstimateMaxJobs(input);
   ASSERT_TRUE(budget.ok()) << budget.status().ToString();
   EXPECT_EQ(budget->per_job_bytes, 22 * kGiB);
   EXPECT_EQ(budget->budget_bytes, 96 * kGiB);
@@ -52,29 +52,29 @@ TEST(PlanBuildBudget, MemoryBoundFlashAttnDefaults) {
   EXPECT_EQ(budget->env.at("TORCH_CUDA_ARCH_LIST"), "8.0;9.0;10.0;11.0;12.0");
 
   input.available_bytes = 70 * kGiB;  // 66 GiB budget: 3 jobs
-  EXPECT_EQ(PlanBuildBudget(input)->max_jobs, 3u);
+  EXPECT_EQ(EstimateMaxJobs(input)->max_jobs, 3u);
 }
 
-TEST(PlanBuildBudget, CpuBoundWhenMemoryIsPlenty) {
-  BuildGovernorInput input{.archs = {"90"}, .nvcc_threads = 4, .available_bytes = 1000 * kGiB,
+TEST(EstimateMaxJobs, CpuBoundWhenMemoryIsPlenty) {
+  MaxJobsInput input{.archs = {"90"}, .nvcc_threads = 4, .available_bytes = 1000 * kGiB,
                            .reserve_bytes = 8 * kGiB, .cpus = 16};
-  auto budget = PlanBuildBudget(input);
+  auto budget = EstimateMaxJobs(input);
   ASSERT_TRUE(budget.ok());
   EXPECT_EQ(budget->threads_per_job, 1u);  // one arch: nvcc has one thing to do at a time
   EXPECT_EQ(budget->max_jobs, 16u);
   EXPECT_EQ(budget->env.at("FLASH_ATTN_CUDA_ARCHS"), "90");
   EXPECT_EQ(budget->env.at("TORCH_CUDA_ARCH_LIST"), "9.0");
   input.archs = {"90", "100", "90"};  // counted once each
-  budget = PlanBuildBudget(input);
+  budget = EstimateMaxJobs(input);
   EXPECT_EQ(budget->threads_per_job, 2u);
   EXPECT_EQ(budget->max_jobs, 8u);
   EXPECT_EQ(budget->env.at("FLASH_ATTN_CUDA_ARCHS"), "90;100");
 }
 
-TEST(PlanBuildBudget, OneJobEvenWhenNothingFitsAndSaysSo) {
-  BuildGovernorInput input{.archs = {"90", "100"}, .nvcc_threads = 2, .available_bytes = 10 * kGiB,
+TEST(EstimateMaxJobs, OneJobEvenWhenNothingFitsAndSaysSo) {
+  MaxJobsInput input{.archs = {"90", "100"}, .nvcc_threads = 2, .available_bytes = 10 * kGiB,
                            .reserve_bytes = 12 * kGiB, .cpus = 4};
-  auto budget = PlanBuildBudget(input);
+  auto budget = EstimateMaxJobs(input);
   ASSERT_TRUE(budget.ok());
   EXPECT_EQ(budget->budget_bytes, 0u);
   EXPECT_EQ(budget->max_jobs, 1u);
@@ -82,24 +82,24 @@ TEST(PlanBuildBudget, OneJobEvenWhenNothingFitsAndSaysSo) {
   EXPECT_NE(budget->explanation.find("not even one job fits"), std::string::npos) << budget->explanation;
 }
 
-TEST(PlanBuildBudget, RefusesWhatCannotBePlanned) {
-  BuildGovernorInput good{.archs = {"90"}, .available_bytes = 64 * kGiB, .cpus = 8};
-  ASSERT_TRUE(PlanBuildBudget(good).ok());
-  BuildGovernorInput input = good;
+TEST(EstimateMaxJobs, RefusesWhatCannotBePlanned) {
+  MaxJobsInput good{.archs = {"90"}, .available_bytes = 64 * kGiB, .cpus = 8};
+  ASSERT_TRUE(EstimateMaxJobs(good).ok());
+  MaxJobsInput input = good;
   input.archs = {};
-  EXPECT_FALSE(PlanBuildBudget(input).ok());
+  EXPECT_FALSE(EstimateMaxJobs(input).ok());
   input = good;
   input.archs = {"sm_90"};
-  EXPECT_FALSE(PlanBuildBudget(input).ok());
+  EXPECT_FALSE(EstimateMaxJobs(input).ok());
   input = good;
   input.nvcc_threads = 0;
-  EXPECT_FALSE(PlanBuildBudget(input).ok());
+  EXPECT_FALSE(EstimateMaxJobs(input).ok());
   input = good;
   input.cpus = 0;
-  EXPECT_FALSE(PlanBuildBudget(input).ok());
+  EXPECT_FALSE(EstimateMaxJobs(input).ok());
   input = good;
   input.peak_one_arch_bytes = 0;
-  EXPECT_FALSE(PlanBuildBudget(input).ok());
+  EXPECT_FALSE(EstimateMaxJobs(input).ok());
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "agents/provision/build_governor.h"
+#include "agents/provision/max_jobs_estimate.h"
 
 #include <algorithm>
 
@@ -24,12 +24,12 @@ uint64_t PredictedJobBytes(uint64_t peak_one_arch_bytes, uint32_t nvcc_threads, 
   return peak_one_arch_bytes * std::min(nvcc_threads, archs);
 }
 
-Result<BuildBudget> PlanBuildBudget(const BuildGovernorInput& input) {
+Result<MaxJobsEstimate> EstimateMaxJobs(const MaxJobsInput& input) {
   std::vector<std::string> archs = Distinct(input.archs);
-  if (archs.empty()) return InvalidArgument("build governor: no CUDA archs to build for");
-  if (input.nvcc_threads == 0) return InvalidArgument("build governor: NVCC_THREADS must be at least 1");
-  if (input.cpus == 0) return InvalidArgument("build governor: the CPU count is 0");
-  if (input.peak_one_arch_bytes == 0) return InvalidArgument("build governor: the per-arch peak memory is 0");
+  if (archs.empty()) return InvalidArgument("MAX_JOBS estimate: no CUDA archs to build for");
+  if (input.nvcc_threads == 0) return InvalidArgument("MAX_JOBS estimate: NVCC_THREADS must be at least 1");
+  if (input.cpus == 0) return InvalidArgument("MAX_JOBS estimate: the CPU count is 0");
+  if (input.peak_one_arch_bytes == 0) return InvalidArgument("MAX_JOBS estimate: the per-arch peak memory is 0");
   std::vector<std::string> torch_archs;
   for (const std::string& arch : archs) {
     Result<std::string> torch_arch = TorchArchFromArch(arch);
@@ -37,7 +37,7 @@ Result<BuildBudget> PlanBuildBudget(const BuildGovernorInput& input) {
     torch_archs.push_back(*torch_arch);
   }
 
-  BuildBudget budget;
+  MaxJobsEstimate budget;
   auto arch_count = static_cast<uint32_t>(archs.size());
   budget.nvcc_threads = input.nvcc_threads;
   budget.threads_per_job = std::min(input.nvcc_threads, arch_count);

@@ -1,4 +1,4 @@
-// The build governor's model against what real nvcc jobs used
+// The static MAX_JOBS estimate's model against what real nvcc jobs used
 // (../shared/fixtures/gpu-host/nvcc-memtrace-*.csv, see its README), and the
 // incident that started gpuctl: flash-attn's default build on a 288 GB,
 // 128-core host with MAX_JOBS set from the core count.
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "agents/guard/guard_config.h"
-#include "agents/provision/build_governor.h"
+#include "agents/provision/max_jobs_estimate.h"
 #include "agents/provision/nvcc_memtrace.h"
 #include "tests/fakes/temp_dir.h"
 
@@ -52,7 +52,7 @@ std::vector<ObservedJob> AllObservedJobs() {
   return jobs;
 }
 
-TEST(BuildGovernorTraces, EveryConfigurationOfTheTracesIsPresent) {
+TEST(MaxJobsEstimateTraces, EveryConfigurationOfTheTracesIsPresent) {
   std::vector<ObservedJob> jobs = AllObservedJobs();
   auto count = [&](uint32_t archs, uint32_t threads) {
     return std::count_if(jobs.begin(), jobs.end(),
@@ -64,7 +64,7 @@ TEST(BuildGovernorTraces, EveryConfigurationOfTheTracesIsPresent) {
   EXPECT_EQ(jobs.size(), 10u);
 }
 
-TEST(BuildGovernorTraces, PredictionCoversEveryObservedJobWithoutOverreaching) {
+TEST(MaxJobsEstimateTraces, PredictionCoversEveryObservedJobWithoutOverreaching) {
   for (const ObservedJob& job : AllObservedJobs()) {
     uint64_t predicted = PredictedJobBytes(kNvccPeakOneArchBytes, job.threads, job.archs);
     EXPECT_GE(predicted, job.peak_bytes) << job.job << " (" << job.archs << " archs, --threads " << job.threads
@@ -73,7 +73,7 @@ TEST(BuildGovernorTraces, PredictionCoversEveryObservedJobWithoutOverreaching) {
   }
 }
 
-TEST(BuildGovernorTraces, TheConstantIsTheWorstObservedPerArchPeakRoundedUpALittle) {
+TEST(MaxJobsEstimateTraces, TheConstantIsTheWorstObservedPerArchPeakRoundedUpALittle) {
   // Calibration: each job's peak over the threads it had in flight.
   uint64_t worst_per_arch = 0;
   for (const ObservedJob& job : AllObservedJobs()) {
@@ -83,13 +83,13 @@ TEST(BuildGovernorTraces, TheConstantIsTheWorstObservedPerArchPeakRoundedUpALitt
   EXPECT_LE(kNvccPeakOneArchBytes, worst_per_arch + worst_per_arch / 10) << "rounded up by more than 10%";
 }
 
-TEST(BuildGovernorTraces, IncidentHostGetsAMaxJobsThatFits) {
+TEST(MaxJobsEstimateTraces, IncidentHostGetsAMaxJobsThatFits) {
   const uint64_t total = 288'000'000'000;           // the incident's 288 GB host
   const uint64_t available = total - (8ull << 30);  // an idle host: a few GiB in use
   const uint64_t reserve = guard::DefaultReserveBytes(total);
-  BuildGovernorInput input{.archs = kFlashAttnDefaultArchs, .nvcc_threads = 4, .available_bytes = available,
+  MaxJobsInput input{.archs = kFlashAttnDefaultArchs, .nvcc_threads = 4, .available_bytes = available,
                            .reserve_bytes = reserve, .cpus = 128};
-  auto budget = PlanBuildBudget(input);
+  auto budget = EstimateMaxJobs(input);
   ASSERT_TRUE(budget.ok()) << budget.status().ToString();
   const uint64_t per_job = PredictedJobBytes(kNvccPeakOneArchBytes, 4, 5);
   EXPECT_TRUE(budget->fits);
@@ -104,7 +104,7 @@ TEST(BuildGovernorTraces, IncidentHostGetsAMaxJobsThatFits) {
 
   // Building only the H200's arch lets several times more jobs run at once.
   input.archs = {"90"};
-  auto one_arch = PlanBuildBudget(input);
+  auto one_arch = EstimateMaxJobs(input);
   ASSERT_TRUE(one_arch.ok());
   EXPECT_GE(one_arch->max_jobs, 3 * budget->max_jobs) << one_arch->explanation;
 }
