@@ -19,8 +19,6 @@
 #include "agents/sys/gpu_reader.h"
 #include "common/units.h"
 #include "agents/sys/host_fs.h"
-#include "agents/sys/pid_lock.h"
-#include "agents/sys/proc_parsers.h"
 #include "agents/sys/process_control.h"
 #include "agents/sys/self_protection.h"
 #include "agents/sys/shutdown_signal.h"
@@ -33,6 +31,7 @@
 #include "daemon/metrics/agent_metrics.h"
 #include "daemon/metrics/guard_metrics.h"
 #include "daemon/server/agent_server.h"
+#include "daemon/server/agent_startup.h"
 #include "daemon/server/build_setup.h"
 #include "daemon/server/guard_setup.h"
 #include "daemon/service/agent_service.h"
@@ -40,8 +39,8 @@
 
 namespace {
 
-constexpr int kExitUsage = 2;
-constexpr int kExitStartFailed = 1;
+using gpuctl::daemon::kExitStartFailed;
+using gpuctl::daemon::kExitUsage;
 
 void SetUpLogging(const std::string& level) {
   // Colours only for a person at a terminal; journald and files get plain text.
@@ -78,24 +77,11 @@ int main(int argc, char** argv) {
   const daemon::DaemonConfig& config = flags->config;
   SetUpLogging(config.log_level);
 
-  if (Status s = sys::EnsureDir(config.state_dir, 0700); !s.ok()) {
-    spdlog::error("cannot use --state-dir: {}", s.message());
-    return kExitStartFailed;
-  }
-  // One agent per state directory: two would both rewrite job records and
-  // append to one event journal (duplicate seqs). Held until exit; the
-  // kernel drops it if the agent dies.
-  Result<sys::PidLock> state_lock = sys::PidLock::Acquire(config.state_dir + "/gpuctld.lock");
+  // One agent per state directory, held until exit.
+  Result<sys::PidLock> state_lock = daemon::LockStateDir(config.state_dir);
   if (!state_lock.ok()) {
-    bool held = state_lock.status().code() == ErrorCode::kAlreadyExists;
-    if (held) {
-      spdlog::error("another gpuctld is already serving from --state-dir {} ({}); stop it first, or give this "
-                    "agent a --state-dir of its own",
-                    config.state_dir, state_lock.status().message());
-    } else {
-      spdlog::error("cannot lock --state-dir {}: {}", config.state_dir, state_lock.status().message());
-    }
-    return held ? kExitUsage : kExitStartFailed;
+    spdlog::error("{}", state_lock.status().message());
+    return daemon::StartExitCode(state_lock.status());
   }
 
   sys::RealClock clock;
@@ -119,32 +105,18 @@ int main(int argc, char** argv) {
   // the start instead of surfacing at kill time.
   Result<std::unique_ptr<sys::CgroupDriver>> cgroup_driver = sys::MakeCgroupDriver(host_fs, *processes);
   sys::CgroupDriver* cgroups = cgroup_driver.ok() ? cgroup_driver->get() : nullptr;
-  std::optional<daemon::GuardPlan> guard_plan;
-  if (config.guard) {
-    Result<daemon::GuardPlan> plan = daemon::PlanGuard(config, host_fs, cgroups);
-    if (!plan.ok()) {
-      spdlog::error("memory guard: {}", plan.status().message());
-      return plan.status().code() == ErrorCode::kInvalidArgument ? kExitUsage : kExitStartFailed;
-    }
-    guard_plan = std::move(plan).value();
+  Result<std::optional<daemon::GuardPlan>> planned_guard = daemon::PlanGuardIfOn(config, host_fs, cgroups);
+  if (!planned_guard.ok()) {
+    spdlog::error("{}", planned_guard.status().message());
+    return daemon::StartExitCode(planned_guard.status());
   }
-  train::JobSupervisorOptions job_options;
-  job_options.state_dir = config.state_dir;
-  job_options.lxc_rootfs_template = config.lxc_rootfs;
-  job_options.pct = config.pct;
-  job_options.tmux_socket = config.tmux_socket;
-  job_options.default_cwd = sys::HomeDirectory();
-  if (guard_plan && !guard_plan->job_cgroup_parent.empty()) {
-    job_options.cgroups = cgroups;
-    job_options.cgroup_parent = guard_plan->job_cgroup_parent;
-    job_options.default_mem_limit_bytes = guard_plan->default_job_limit_bytes;
-  }
+  const std::optional<daemon::GuardPlan> guard_plan = std::move(planned_guard).value();
+  train::JobSupervisorOptions job_options = daemon::JobOptionsFor(config, guard_plan, cgroups, sys::HomeDirectory());
   job_options.publish = [&event_log](std::string kind, std::string job, std::string message, nlohmann::json fields) {
     event_log.Publish({.kind = std::move(kind), .job = std::move(job), .message = std::move(message),
                        .fields = std::move(fields)});
   };
   // Each job's GPU memory from the health sampler's (cached) GPU reading.
-  job_options.gpu_busy_below_bytes = ParseByteSize(config.gpu_busy_below).value_or(uint64_t{1} << 30);
   job_options.read_gpus = [&sampler] {
     Result<health::HealthSnapshot> snapshot = sampler.Sample();
     return snapshot.ok() ? snapshot->gpus : sys::GpuReport{};
@@ -162,20 +134,7 @@ int main(int argc, char** argv) {
   sys::HostFs provision_fs(config.provision_root);
   provision::HostProber provision_prober(provision_fs, *runner, daemon::DefaultProbeOptions());
   provision::JobGuardedBuildRunner guarded_builds(jobs, clock);
-  provision::ProvisionConfig provision_config;
-  provision_config.state_dir = config.state_dir;
-  provision_config.system_root = config.provision_root;
-  provision_config.lxc_rootfs_template = config.lxc_rootfs;
-  provision_config.pct = config.pct;
-  if (guard_plan) {
-    provision_config.guard_reserve_bytes = guard::ReserveBytes(guard_plan->config, guard_plan->domain_total_bytes);
-  } else if (auto meminfo = host_fs.ReadFile("proc/meminfo"); meminfo.ok()) {
-    // No guard to stop a build that overshoots: still size builds to leave
-    // the reserve the guard would have kept, so sshd has room.
-    if (auto parsed = sys::ParseMeminfo(*meminfo); parsed.ok()) {
-      provision_config.guard_reserve_bytes = guard::DefaultReserveBytes(parsed->mem_total_bytes());
-    }
-  }
+  const provision::ProvisionConfig provision_config = daemon::ProvisionConfigFor(config, guard_plan, host_fs, cgroups);
   provision::Provisioner provisioner(provision_config, *runner, clock, &guarded_builds, [&provision_prober] {
     provision::ProbeOptions options = provision_prober.defaults();
     options.default_venvs.clear();

@@ -25,6 +25,8 @@ std::optional<uint64_t> DomainRoom(const std::optional<GuardPlan>& guard, const 
                                    sys::CgroupDriver* cgroups);
 
 // The memory part of ReadBuildHostFacts alone (cpus and GPUs left empty).
+// Its reserve is also the one provisioning's ext builds leave free
+// (ProvisionConfigFor, agent_startup.h): one reserve for every build.
 build::BuildHostFacts BuildMemoryFacts(const sys::HostFs& fs, const std::optional<GuardPlan>& guard,
                                        sys::CgroupDriver* cgroups);
 build::BuildHostFacts ReadBuildHostFacts(const sys::HostFs& fs, const std::optional<GuardPlan>& guard,
