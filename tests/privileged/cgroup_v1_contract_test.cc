@@ -28,20 +28,20 @@ namespace {
 
 class RealV1World final : public CgroupWorld {
  public:
-  static std::unique_ptr<CgroupWorld> Make(std::string* why) {
+  static std::unique_ptr<CgroupWorld> Make(CgroupWorldUnavailable* unavailable) {
     if (::geteuid() != 0) {
-      *why = "needs root to create memory cgroups";
+      unavailable->why = "needs root to create memory cgroups";
       return nullptr;
     }
     std::unique_ptr<RealV1World> world(new RealV1World());
     world->processes_ = sys::MakeProcessControl(world->fs_);
     auto driver = sys::MakeCgroupDriver(world->fs_, *world->processes_);
     if (!driver.ok()) {
-      *why = "no memory controller: " + driver.status().ToString();
+      *unavailable = {"no memory controller: " + driver.status().ToString(), /*platform=*/true};
       return nullptr;
     }
     if ((*driver)->version() != sys::CgroupVersion::kV1) {
-      *why = "this host's memory controller is cgroup v2";
+      *unavailable = {"this host's memory controller is cgroup v2", /*platform=*/true};
       return nullptr;
     }
     world->driver_ = std::move(*driver);
@@ -49,7 +49,7 @@ class RealV1World final : public CgroupWorld {
     world->base_ = OwnMemoryCgroup() + "/gpuctl-contract-" + std::to_string(::getpid());
     world->dir_ = kMemoryRoot + world->base_;
     if (::mkdir(world->dir_.c_str(), 0755) != 0) {
-      *why = "cannot create " + world->dir_ + ": " + std::strerror(errno);
+      unavailable->why = "cannot create " + world->dir_ + ": " + std::strerror(errno);
       return nullptr;
     }
     return world;

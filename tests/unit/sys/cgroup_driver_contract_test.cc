@@ -172,7 +172,7 @@ class FakeWorld final : public CgroupWorld {
 template <typename World>
 CgroupWorldFactory Factory(std::string name, sys::CgroupVersion version) {
   return {std::move(name), version,
-          [version](std::string*) -> std::unique_ptr<CgroupWorld> { return std::make_unique<World>(version); }};
+          [version](CgroupWorldUnavailable*) -> std::unique_ptr<CgroupWorld> { return std::make_unique<World>(version); }};
 }
 
 const auto kWorlds = ::testing::Values(Factory<FakeWorld>("FakeV2", sys::CgroupVersion::kV2),
