@@ -7,6 +7,7 @@
 
 #include "agents/build/compile_trees.h"
 #include "agents/sys/proc_stat.h"
+#include "common/event_kinds.h"
 #include "common/units.h"
 
 namespace gpuctl::build {
@@ -280,7 +281,7 @@ void BuildWatch::Govern(Run& run) {
   auto now = run.last_tick;
   if (!decision.pause.empty() && now - run.last_throttle_event >= kThrottleEventEvery) {
     run.last_throttle_event = now;
-    Publish(run, "build_throttled",
+    Publish(run, event_kind::kBuildThrottled,
             "paused " + std::to_string(decision.paused) + " of " + std::to_string(samples.size()) +
                 " compiles so that what the running ones may reach (" + FormatBytes(decision.planned_bytes) +
                 ") fits the budget of " + FormatBytes(stats.budget_bytes));
@@ -290,7 +291,7 @@ void BuildWatch::Govern(Run& run) {
     stats.failure = *decision.fail;
     // Its compiles are killed, not resumed: the cgroup goes as a whole.
     run.paused.clear();
-    Publish(run, "build_failed", *decision.fail);
+    Publish(run, event_kind::kBuildFailed, *decision.fail);
     if (hooks_.fail) hooks_.fail(run.job, *decision.fail);
   }
   std::lock_guard lock(stats_mutex_);
@@ -328,7 +329,7 @@ void BuildWatch::PauseAllButOldest(Run& run, const std::vector<TreeSample>& samp
     ++paused;
   }
   if (paused > 0) {
-    Publish(run, "build_throttled",
+    Publish(run, event_kind::kBuildThrottled,
             "paused " + std::to_string(paused) + " compiles at once: the memory guard's line is near (" +
                 FormatBytes(run.stats.budget_bytes) + " budget)");
   }
@@ -347,7 +348,7 @@ void BuildWatch::Finish(Run& run) {
     std::lock_guard lock(stats_mutex_);
     stats_[run.job.run_id] = stats;
   }
-  Publish(run, "build_summary",
+  Publish(run, event_kind::kBuildSummary,
           std::to_string(stats.compiles_done) + " compiles governed; peak " + FormatBytes(stats.peak_bytes) + " of " +
               FormatBytes(stats.budget_bytes) + "; " + std::to_string(stats.pauses) + " pauses, " +
               std::to_string(static_cast<uint64_t>(stats.paused_seconds)) + " compile-seconds paused");

@@ -24,9 +24,11 @@ uint64_t FirstSeqAfter(uint64_t after_seq, uint64_t oldest) {
 }  // namespace
 
 bool DecidesSomething(const std::string& kind) {
+  namespace k = event_kind;
   static const std::set<std::string, std::less<>> deciding = {
-      "guard_kill", "guard_no_victim", "job_ended",       "job_orphaned", "cuda_oom",     "nccl_error",
-      "signal",     "alloc_conf_invalid", "oom_remediation", "oom_gave_up", "build_failed", "build_summary"};
+      k::kGuardKill, k::kGuardNoVictim, k::kJobEnded,  k::kJobOrphaned,       k::kCudaOom,
+      k::kNcclError, k::kSignal,        k::kAllocConfInvalid, k::kOomRemediation, k::kOomGaveUp,
+      k::kBuildFailed, k::kBuildSummary};
   return deciding.contains(kind);
 }
 

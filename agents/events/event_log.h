@@ -30,10 +30,11 @@
 #include "agents/events/agent_event.h"
 #include "agents/events/event_journal.h"
 #include "agents/sys/clock.h"
+#include "common/event_kinds.h"
 
 namespace gpuctl::events {
 
-inline constexpr const char* kEventsDroppedKind = "events_dropped";
+inline constexpr const char* kEventsDroppedKind = event_kind::kEventsDropped;
 
 // The kinds that name an action taken or why a run ended: guard kills (and
 // no victim), job ends and orphans, the log's cuda_oom,

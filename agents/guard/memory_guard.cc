@@ -6,6 +6,7 @@
 
 #include "agents/guard/process_scan.h"
 #include "agents/sys/self_protection.h"
+#include "common/event_kinds.h"
 #include "common/units.h"
 
 namespace gpuctl::guard {
@@ -115,7 +116,7 @@ void MemoryGuard::CheckOnce() {
     Kill(*reading, decision, at, at_ms);
   } else if (decision.action == GuardAction::kWarn && at_ms - last_warning_ms_ >= kWarningEveryMs) {
     last_warning_ms_ = at_ms;
-    deps_.publish({"guard_warning", "", decision.reason,
+    deps_.publish({event_kind::kGuardWarning, "", decision.reason,
                    {{"available_bytes", decision.available_bytes},
                     {"warn_below_bytes", decision.warn_below_bytes},
                     {"kill_below_bytes", decision.kill_below_bytes},
@@ -135,7 +136,8 @@ void MemoryGuard::Kill(const DomainReading& crossed, const GuardDecision& decisi
   if (!victim) {
     if (crossed_unix_ms - last_no_victim_ms_ >= kWarningEveryMs) {
       last_no_victim_ms_ = crossed_unix_ms;
-      deps_.publish({"guard_no_victim", "", decision.reason + "; nothing the guard may kill (see --guard-unmanaged)",
+      deps_.publish({event_kind::kGuardNoVictim, "",
+                     decision.reason + "; nothing the guard may kill (see --guard-unmanaged)",
                      {{"available_bytes", decision.available_bytes}}});
     }
     return;
@@ -199,7 +201,8 @@ void MemoryGuard::Kill(const DomainReading& crossed, const GuardDecision& decisi
   };
   if (!killed.ok()) fields["kill_error"] = killed.message();
   spdlog::warn("memory guard: {} ({:.1f} ms from the line to dead)", reason, reaction_ms);
-  deps_.publish({"guard_kill", victim->kind == Victim::Kind::kManagedJob ? victim->name : "", reason, fields});
+  deps_.publish(
+      {event_kind::kGuardKill, victim->kind == Victim::Kind::kManagedJob ? victim->name : "", reason, fields});
 }
 
 }  // namespace gpuctl::guard

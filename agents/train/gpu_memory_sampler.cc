@@ -5,6 +5,7 @@
 
 #include "agents/train/gpu_owners.h"
 #include "agents/train/job_gpu_memory.h"
+#include "common/event_kinds.h"
 #include "common/units.h"
 
 namespace gpuctl::train {
@@ -40,7 +41,7 @@ void GpuMemorySampler::Tick(JobTable& table, TimePoint now) {
       double pct = 100.0 * static_cast<double>(m.used_bytes) / static_cast<double>(m.total_bytes);
       char share[16];
       std::snprintf(share, sizeof share, "%.1f%%", pct);
-      table.PublishEvent("gpu_memory_high", r,
+      table.PublishEvent(event_kind::kGpuMemoryHigh, r,
                          "GPU " + std::to_string(m.index) + " at " + share + ": " + FormatBytes(m.used_bytes) +
                              " of " + FormatBytes(m.total_bytes),
                          {{"gpu", m.index}, {"uuid", m.uuid}, {"used_bytes", m.used_bytes},

@@ -7,6 +7,7 @@
 #include "agents/train/gpu_owners.h"
 #include "agents/train/oom_relaunch.h"
 #include "agents/train/run_id.h"
+#include "common/event_kinds.h"
 
 namespace gpuctl::train {
 
@@ -85,7 +86,7 @@ Result<JobRecord> GpuQueue::Enqueue(JobSpec spec, Lineage lineage, std::string w
   }
   JobEntry& entry = table_.Put(std::move(record));
   spdlog::info("job '{}' queued: waiting for {}", name, entry.record.waiting_for);
-  table_.PublishEvent("job_queued", entry.record, "waiting for " + entry.record.waiting_for,
+  table_.PublishEvent(event_kind::kJobQueued, entry.record, "waiting for " + entry.record.waiting_for,
                       {{"waiting_for", entry.record.waiting_for}, {"priority", entry.record.spec.priority}});
   next_admission_ = {};
   Tick(table_, table_.clock().SteadyNow());  // its place in the queue, and it may go at once behind nobody
@@ -104,7 +105,8 @@ void GpuQueue::FailQueued(const std::string& name, const std::string& why) {
   r.ended_unix_ms = table_.NowMs();
   (void)table_.Save(*entry);
   table_.Publish(*entry);
-  table_.PublishEvent("job_ended", r, "failed: " + r.state_reason, {{"state", "failed"}, {"exit_code", nullptr}});
+  table_.PublishEvent(event_kind::kJobEnded, r, "failed: " + r.state_reason,
+                      {{"state", "failed"}, {"exit_code", nullptr}});
 }
 
 void GpuQueue::Tick(JobTable& table, TimePoint now) {

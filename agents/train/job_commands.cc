@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agents/train/run_id.h"
+#include "common/event_kinds.h"
 
 namespace gpuctl::train {
 
@@ -113,7 +114,7 @@ Result<JobRecord> JobCommands::StartRun(JobSpec spec, Lineage lineage, bool admi
   (void)table_.Save(entry);  // on failure the starting record stands: the next start adopts the run
   guard_.Update(table_);
   spdlog::info("job '{}' (run {}) started: pid {}, tmux session {}", name, run_id, r.pid, r.tmux_session);
-  table_.PublishEvent("job_started", r, "started with pid " + std::to_string(r.pid),
+  table_.PublishEvent(event_kind::kJobStarted, r, "started with pid " + std::to_string(r.pid),
                       {{"pid", r.pid}, {"tmux_session", sys::TmuxNativeSessionName(r.tmux_session)}, {"cgroup", r.cgroup}});
   monitor_.Refresh(entry, 0);
   table_.Publish(entry);
@@ -133,7 +134,8 @@ Result<JobRecord> JobCommands::BeginStop(const std::string& name, std::chrono::m
     r.ended_unix_ms = table_.NowMs();
     (void)table_.Save(entry);
     table_.Publish(entry);
-    table_.PublishEvent("job_ended", r, "stopped: " + r.state_reason, {{"state", "stopped"}, {"exit_code", nullptr}});
+    table_.PublishEvent(event_kind::kJobEnded, r, "stopped: " + r.state_reason,
+                        {{"state", "stopped"}, {"exit_code", nullptr}});
     return r;
   }
   if (r.state == JobState::kUnreadable) return unreadable_.BeginStop(entry, grace);

@@ -10,14 +10,16 @@
 #include <string_view>
 #include <vector>
 
+#include "common/event_kinds.h"
+
 namespace gpuctl::train {
 
-// The values of LogEvent::kind.
-inline constexpr std::string_view kCudaOom = "cuda_oom";
-inline constexpr std::string_view kAllocConfInvalid = "alloc_conf_invalid";
-inline constexpr std::string_view kNcclError = "nccl_error";
-inline constexpr std::string_view kTraceback = "traceback";
-inline constexpr std::string_view kSignal = "signal";
+// The values of LogEvent::kind (spelled in common/event_kinds.h).
+using event_kind::kAllocConfInvalid;
+using event_kind::kCudaOom;
+using event_kind::kNcclError;
+using event_kind::kSignal;
+using event_kind::kTraceback;
 
 // LogEvent::message is cut to this many bytes (at a UTF-8 boundary): enough
 // for PyTorch's whole OOM message, small enough to store every event.

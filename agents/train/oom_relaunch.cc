@@ -7,6 +7,7 @@
 #include "agents/sys/files.h"
 #include "agents/sys/text_fields.h"
 #include "agents/train/oom_remediation.h"
+#include "common/event_kinds.h"
 
 namespace gpuctl::train {
 namespace {
@@ -70,7 +71,7 @@ bool OomRelaunch::OnRefresh(JobTable& table, JobEntry& entry, int64_t /*now_unix
   JobRecord& r = entry.record;
   // A relaunched run past the step its last attempt reached: the change held.
   if (!r.hold_step || !r.metrics.step || *r.metrics.step <= *r.hold_step) return false;
-  table.PublishEvent("oom_remediation_held", r,
+  table.PublishEvent(event_kind::kOomRemediationHeld, r,
                      "attempt " + std::to_string(r.spec.attempt) + " passed step " + std::to_string(*r.hold_step) +
                          ", where the last attempt ended",
                      {{"attempt", r.spec.attempt}, {"step", *r.metrics.step}, {"last_attempt_step", *r.hold_step}});
@@ -99,7 +100,7 @@ void OomRelaunch::Remediate(JobTable& table, JobEntry& entry) {
     (void)table.Save(entry);
     table.Publish(entry);
     spdlog::warn("job '{}' (run {}): OOM remediation gave up: {}", r.spec.name, r.run_id, decision.reason);
-    table.PublishEvent("oom_gave_up", r,
+    table.PublishEvent(event_kind::kOomGaveUp, r,
                        "gave up after attempt " + std::to_string(r.spec.attempt) + ": " + decision.reason, fields);
     return;
   }
@@ -131,7 +132,7 @@ void OomRelaunch::Remediate(JobTable& table, JobEntry& entry) {
   fields["next_attempt"] = next.attempt;
   spdlog::info("job '{}' (run {}): CUDA OOM, relaunching as attempt {}: {} ({})", r.spec.name, r.run_id,
                next.attempt, sys::Join(decision.changes, ", "), decision.reason);
-  table.PublishEvent("oom_remediation", r,
+  table.PublishEvent(event_kind::kOomRemediation, r,
                      "attempt " + std::to_string(next.attempt) + ": " + sys::Join(decision.changes, ", ") + " (" +
                          decision.reason + ")",
                      fields);

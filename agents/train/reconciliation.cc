@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agents/sys/files.h"
+#include "common/event_kinds.h"
 
 namespace gpuctl::train {
 namespace {
@@ -81,7 +82,7 @@ void Reconciliation::AdoptOrphans(JobTable& table) {
     if (Status s = table.store().Prepare(name); !s.ok()) spdlog::error("job '{}': {}", name, s.message());
     JobEntry& entry = table.Put(std::move(orphan));
     (void)table.Save(entry);
-    table.PublishEvent("job_orphaned", entry.record, entry.record.state_reason,
+    table.PublishEvent(event_kind::kJobOrphaned, entry.record, entry.record.state_reason,
                        {{"pid", entry.record.pid}, {"tmux_session", sys::TmuxNativeSessionName(session)}});
   }
 }

@@ -7,6 +7,7 @@
 #include "agents/train/event_retention.h"
 #include "agents/train/exit_status.h"
 #include "agents/train/job_end.h"
+#include "common/event_kinds.h"
 #include "common/units.h"
 
 namespace gpuctl::train {
@@ -110,7 +111,7 @@ bool RunMonitor::SettleIfEnded(JobEntry& entry) {
   guard_.Update(table_);
   nlohmann::json fields = {{"state", JobStateName(r.state)}};
   fields["exit_code"] = r.exit_code ? nlohmann::json(*r.exit_code) : nlohmann::json(nullptr);
-  table_.PublishEvent("job_ended", r, std::string(JobStateName(r.state)) + ": " + r.state_reason, fields);
+  table_.PublishEvent(event_kind::kJobEnded, r, std::string(JobStateName(r.state)) + ": " + r.state_reason, fields);
   if (processes_.cgroups() && !r.cgroup.empty()) {
     if (Status s = processes_.cgroups()->RemoveCgroup(r.cgroup); !s.ok()) {
       spdlog::debug("job '{}': cgroup {} kept: {}", r.spec.name, r.cgroup, s.message());

@@ -7,6 +7,7 @@
 #include "client/commands/command_context.h"
 #include "client/multinode/multinode_parts.h"
 #include "client/multinode/multinode_plan.h"
+#include "common/event_kinds.h"
 #include "common/json_text.h"
 #include "common/units.h"
 #include "common/utf8.h"
@@ -29,7 +30,7 @@ int CauseRank(const PartReply& part) {
   const v1::Job& job = part.job;
   if (job.state() == v1::JOB_STATE_LOST || job.state() == v1::JOB_STATE_KILLED_BY_GUARD || job.has_term_signal()) return 3;
   bool telling = std::any_of(job.events().begin(), job.events().end(), [](const v1::JobEvent& e) {
-    return e.kind() == "cuda_oom" || e.kind() == "nccl_error";
+    return e.kind() == event_kind::kCudaOom || e.kind() == event_kind::kNcclError;
   });
   return telling ? 2 : 1;
 }
@@ -151,7 +152,7 @@ int SuperviseMultinode(CommandContext& ctx, NodePool& pool, const MultinodeJob& 
     bool relaunch_coming = std::any_of(parts.begin(), parts.end(), [](const PartReply& p) {
       return EndedBadly(p) && p.answer.status.ok() && p.job.spec().on_oom() == "recover" &&
              std::any_of(p.job.events().begin(), p.job.events().end(),
-                         [](const v1::JobEvent& e) { return e.kind() == "cuda_oom"; });
+                         [](const v1::JobEvent& e) { return e.kind() == event_kind::kCudaOom; });
     });
     auto wait_for = relaunch_coming ? std::max<std::chrono::milliseconds>(settle, kRelaunchWait) : settle;
     if (first_bad != none && failure.empty() && now - first_bad >= wait_for) {

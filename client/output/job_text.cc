@@ -7,6 +7,7 @@
 
 #include "client/output/job_state.h"
 #include "client/output/table.h"
+#include "common/event_kinds.h"
 #include "common/utf8.h"
 #include "common/units.h"
 
@@ -105,7 +106,7 @@ std::string EventsSummary(const v1::Job& job) {
 std::string JobEventToText(const v1::JobEvent& e) {
   std::vector<std::string> details;
   if (e.has_rank()) details.push_back("rank " + std::to_string(e.rank()));
-  if (e.kind() == "cuda_oom") {
+  if (e.kind() == event_kind::kCudaOom) {
     for (std::string& d : OomDetails(e)) details.push_back(std::move(d));
   }
   if (e.has_signal_number()) {
@@ -117,7 +118,7 @@ std::string JobEventToText(const v1::JobEvent& e) {
   if (e.has_pid()) details.push_back("pid " + std::to_string(e.pid()));
   if (e.has_nccl_code()) details.push_back(e.nccl_code());
   // An OOM's numbers say it all; other events need their words.
-  bool with_message = e.kind() != "cuda_oom" || details.empty();
+  bool with_message = e.kind() != event_kind::kCudaOom || details.empty();
   if (with_message && e.has_exception_type() && e.message().find(e.exception_type()) == std::string::npos) {
     details.push_back(e.exception_type());
   }

@@ -1,4 +1,5 @@
 #include "daemon/metrics/guard_metrics.h"
+#include "common/event_kinds.h"
 
 namespace gpuctl::daemon {
 
@@ -28,13 +29,13 @@ GuardMetrics::GuardMetrics() : registry_(std::make_shared<prometheus::Registry>(
 }
 
 void GuardMetrics::Observe(const std::string& kind, const nlohmann::json& fields) {
-  if (kind == "guard_kill") {
+  if (kind == event_kind::kGuardKill) {
     kills_->Increment();
     auto it = fields.find("reaction_ms");
     if (it != fields.end() && it->is_number()) reaction_->Observe(it->get<double>() / 1000.0);
-  } else if (kind == "guard_warning") {
+  } else if (kind == event_kind::kGuardWarning) {
     warnings_->Increment();
-  } else if (kind == "guard_no_victim") {
+  } else if (kind == event_kind::kGuardNoVictim) {
     no_victim_->Increment();
   }
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/event_kinds.h"
 #include "common/utf8.h"
 
 namespace gpuctl::daemon {
@@ -118,7 +119,7 @@ void AddJob(Families& f, const v1::Job& job) {
             {L("job", name), L("gpu", std::to_string(gpu.index()))}, static_cast<double>(gpu.used_bytes()));
   }
   auto ooms = std::count_if(job.events().begin(), job.events().end(), [](const v1::JobEvent& e) {
-    return e.kind() == "cuda_oom";
+    return e.kind() == event_kind::kCudaOom;
   });
   f.Counter("gpuctl_job_cuda_oom_total", "CUDA out-of-memory errors in the job's log (this attempt).", id,
             static_cast<double>(ooms));
