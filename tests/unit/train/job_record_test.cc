@@ -143,7 +143,7 @@ JobRecord FullRecord() {
 Result<JobRecord> RoundTrip(const JobRecord& r) { return JobRecordFromJson(json::parse(ToJson(r).dump(2))); }
 
 // The record's place in the queue is not saved: the queue recomputes it on
-// every pass (job_supervisor_queue.cc), an agent's restart included.
+// every pass (gpu_queue.cc), an agent's restart included.
 JobRecord AsLoaded(JobRecord r) {
   r.queue_position = 0;
   return r;

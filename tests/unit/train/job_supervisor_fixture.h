@@ -149,7 +149,7 @@ class JobSupervisorFixture : public ::testing::Test {
   // For the tests where time must pass for real. A member declared before
   // supervisor_, so that it outlives the owner thread reading it (a clock
   // local to the test body was destroyed first: ASan's
-  // stack-use-after-return in JobSupervisor::OwnerLoop).
+  // stack-use-after-return in the owner loop, job_owner_loop.cc).
   sys::RealClock real_clock_;
   int64_t next_pid_ = 5001;
   std::unique_ptr<JobSupervisor> supervisor_;
