@@ -145,31 +145,8 @@ int main(int argc, char** argv) {
 
   // Builds: prepared from the host's facts at each start, then governed
   // live in their cgroups (no cgroups: they run, ungoverned).
-  std::unique_ptr<build::BuildWatch> build_watch;
-  if (job_options.cgroups) {
-    build::BuildWatchHooks hooks{
-        .builds = [&jobs] { return daemon::GovernableBuilds(jobs); },
-        .fail =
-            [&jobs, cgroups](const build::BuildJob& build, const std::string& why) {
-              jobs.MarkFailed(build.run_id, why);
-              if (Status s = cgroups->KillAll(build.cgroup); !s.ok()) spdlog::warn("build '{}': {}", build.name, s.message());
-            },
-        .publish =
-            [&event_log](const build::BuildJob& build, const std::string& kind, const std::string& message,
-                         nlohmann::json fields) {
-              fields["run_id"] = build.run_id;
-              event_log.Publish({.kind = kind, .job = build.name, .message = message, .fields = std::move(fields)});
-            },
-        .domain_room = [&guard_plan, &host_fs, cgroups]() -> std::optional<uint64_t> {
-          return daemon::DomainRoom(guard_plan, host_fs, cgroups);
-        },
-    };
-    build::BuildWatchOptions watch_options;
-    watch_options.history_path = config.state_dir + "/build-peaks.json";
-    build_watch = std::make_unique<build::BuildWatch>(watch_options, std::move(hooks), *cgroups, *processes, host_fs,
-                                                      clock);
-    build_watch->Start();
-  }
+  std::unique_ptr<build::BuildWatch> build_watch = daemon::StartBuildWatch(
+      config.state_dir, jobs, event_log, guard_plan, job_options.cgroups, *processes, host_fs, clock);
   agent_service.AttachBuilds({
       .prepare = [&host_fs, &guard_plan, cgroups, &sampler](train::JobSpec& spec) {
         return daemon::PrepareBuildSpec(spec, daemon::ReadBuildHostFacts(host_fs, guard_plan, cgroups, sampler));
@@ -218,8 +195,6 @@ int main(int argc, char** argv) {
   });
   std::unique_ptr<guard::MemoryGuard> memory_guard;
   if (guard_plan) {
-    auto watchdog = sys::WatchdogInterval();
-    auto last_beat = clock.SteadyNow();
     guard::MemoryGuardDeps deps{
         .fs = host_fs,
         .cgroups = cgroups,
@@ -234,12 +209,7 @@ int main(int argc, char** argv) {
             },
         // The watchdog is fed from the guard loop itself: a hung guard gets
         // the agent restarted by systemd.
-        .heartbeat =
-            [watchdog, &clock, last_beat]() mutable {
-              if (!watchdog || clock.SteadyNow() - last_beat < *watchdog / 2) return;
-              last_beat = clock.SteadyNow();
-              sys::NotifyWatchdog();
-            },
+        .heartbeat = daemon::WatchdogHeartbeat(clock, sys::WatchdogInterval(), [] { sys::NotifyWatchdog(); }),
         .agent_pid = sys::SelfPid(),
     };
     memory_guard = std::make_unique<guard::MemoryGuard>(

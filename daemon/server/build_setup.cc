@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <spdlog/spdlog.h>
+
 #include "agents/guard/guard_config.h"
 #include "agents/guard/memory_budget.h"
 
@@ -63,6 +65,33 @@ std::vector<build::BuildJob> GovernableBuilds(train::JobSupervisor& jobs) {
     builds.push_back({job.name, job.run_id, job.cgroup, job.cwd, *job.mem_limit_bytes});
   }
   return builds;
+}
+
+std::unique_ptr<build::BuildWatch> StartBuildWatch(const std::string& state_dir, train::JobSupervisor& jobs,
+                                                   events::EventLog& events, const std::optional<GuardPlan>& guard,
+                                                   sys::CgroupDriver* cgroups, sys::ProcessControl& processes,
+                                                   const sys::HostFs& fs, const sys::Clock& clock) {
+  if (cgroups == nullptr) return nullptr;
+  build::BuildWatchHooks hooks{
+      .builds = [&jobs] { return GovernableBuilds(jobs); },
+      .fail =
+          [&jobs, cgroups](const build::BuildJob& build, const std::string& why) {
+            jobs.MarkFailed(build.run_id, why);
+            if (Status s = cgroups->KillAll(build.cgroup); !s.ok()) spdlog::warn("build '{}': {}", build.name, s.message());
+          },
+      .publish =
+          [&events](const build::BuildJob& build, const std::string& kind, const std::string& message,
+                    nlohmann::json fields) {
+            fields["run_id"] = build.run_id;
+            events.Publish({.kind = kind, .job = build.name, .message = message, .fields = std::move(fields)});
+          },
+      .domain_room = [&guard, &fs, cgroups]() -> std::optional<uint64_t> { return DomainRoom(guard, fs, cgroups); },
+  };
+  build::BuildWatchOptions options;
+  options.history_path = state_dir + "/build-peaks.json";
+  auto watch = std::make_unique<build::BuildWatch>(options, std::move(hooks), *cgroups, processes, fs, clock);
+  watch->Start();
+  return watch;
 }
 
 }  // namespace gpuctl::daemon

@@ -3,11 +3,14 @@
 // BuildWatch sees them.
 #pragma once
 
+#include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "agents/build/build_spec.h"
 #include "agents/build/build_watch.h"
+#include "agents/events/event_log.h"
 #include "agents/health/health_sampler.h"
 #include "agents/sys/host_fs.h"
 #include "agents/train/job_supervisor.h"
@@ -39,5 +42,16 @@ Status PrepareBuildSpec(train::JobSpec& spec, const build::BuildHostFacts& facts
 // Running build jobs that have a cgroup and a limit and are not being
 // stopped: what can be governed.
 std::vector<build::BuildJob> GovernableBuilds(train::JobSupervisor& jobs);
+
+// The live build governor over the running build jobs, started: it fails a
+// build that cannot fit (marking the run failed and killing its cgroup),
+// publishes its events, and takes the room left in the guard's domain
+// (DomainRoom). Its peak history is kept in STATE_DIR/build-peaks.json. Null
+// without a cgroup driver (jobs without cgroups): builds then run, ungoverned.
+// Everything passed must outlive the watch.
+std::unique_ptr<build::BuildWatch> StartBuildWatch(const std::string& state_dir, train::JobSupervisor& jobs,
+                                                   events::EventLog& events, const std::optional<GuardPlan>& guard,
+                                                   sys::CgroupDriver* cgroups, sys::ProcessControl& processes,
+                                                   const sys::HostFs& fs, const sys::Clock& clock);
 
 }  // namespace gpuctl::daemon

@@ -145,4 +145,14 @@ std::unique_ptr<sys::MemoryPressureWaiter> MakePressureWaiter(const GuardPlan& p
   return nullptr;
 }
 
+std::function<void()> WatchdogHeartbeat(const sys::Clock& clock, std::optional<std::chrono::microseconds> interval,
+                                        std::function<void()> notify) {
+  if (!interval) return [] {};
+  return [&clock, every = *interval / 2, notify = std::move(notify), last = clock.SteadyNow()]() mutable {
+    if (clock.SteadyNow() - last < every) return;
+    last = clock.SteadyNow();
+    notify();
+  };
+}
+
 }  // namespace gpuctl::daemon

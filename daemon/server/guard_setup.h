@@ -3,13 +3,16 @@
 // cgroup, a job cgroup that cannot be created) instead of at kill time.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "agents/guard/memory_guard.h"
 #include "agents/sys/cgroup_driver.h"
+#include "agents/sys/clock.h"
 #include "agents/sys/host_fs.h"
 #include "agents/train/job_supervisor.h"
 #include "common/status.h"
@@ -49,6 +52,12 @@ class JobsForGuard final : public guard::GuardedWork {
   std::mutex mutex_;
   std::map<std::string, std::string> run_ids_;  // name -> run id, as of the last Running()
 };
+
+// The guard loop's heartbeat: calls `notify` (sys::NotifyWatchdog) at most
+// once every half `interval` (sys::WatchdogInterval), so that a hung guard
+// loop gets the agent restarted by systemd. Does nothing without an interval.
+std::function<void()> WatchdogHeartbeat(const sys::Clock& clock, std::optional<std::chrono::microseconds> interval,
+                                        std::function<void()> notify);
 
 // The kernel event the guard wakes on: a PSI trigger for the host or a v2
 // cgroup, a usage threshold for a v1 cgroup. Null when the kernel offers none
