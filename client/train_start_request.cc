@@ -7,16 +7,10 @@
 
 #include "agents/sys/paths.h"
 #include "client/job_name.h"
+#include "common/job_rules.h"
 
 namespace gpuctl::client {
 namespace {
-
-bool IsEnvKey(std::string_view key) {
-  if (key.empty() || (key[0] >= '0' && key[0] <= '9')) return false;
-  return std::all_of(key.begin(), key.end(), [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-  });
-}
 
 // Absolute and normalised ("./a/../b" -> "/cwd/b") without touching the disk.
 std::string MakeAbsolute(const std::string& path, const std::string& client_cwd) {

@@ -7,6 +7,7 @@
 
 #include "agents/sys/proc_parsers.h"
 #include "agents/sys/proc_stat.h"
+#include "agents/sys/proc_status.h"
 #include "agents/sys/proc_tree.h"
 #include "agents/sys/text_fields.h"
 
@@ -25,17 +26,6 @@ Result<int64_t> ReadNumber(const sys::HostFs& fs, const std::string& relative) {
   std::optional<int64_t> n = ToTrimmedNumber<int64_t>(*text);
   if (!n) return InvalidArgument(fs.Path(relative) + ": expected a number, got '" + std::string(sys::Trim(*text)) + "'");
   return *n;
-}
-
-// "VmRSS:	  123456 kB" -> bytes; absent (kernel threads, zombies) -> 0.
-Result<uint64_t> RssBytes(std::string_view status_text) {
-  std::optional<std::string> field = sys::FindStatusField(status_text, "VmRSS");
-  if (!field) return uint64_t{0};
-  std::string_view value = sys::Trim(*field);
-  if (value.ends_with("kB")) value = sys::Trim(value.substr(0, value.size() - 2));
-  std::optional<uint64_t> kib = ToTrimmedNumber<uint64_t>(value);
-  if (!kib) return InvalidArgument("malformed VmRSS '" + *field + "'");
-  return *kib * 1024;
 }
 
 }  // namespace
@@ -61,7 +51,8 @@ Result<ProcessInfo> ReadProcess(const sys::HostFs& fs, int64_t pid) {
   if (!stat.ok()) return stat.status().Wrap(fs.Path(dir + "stat"));
   Result<std::string> status_text = fs.ReadFile(dir + "status");
   if (!status_text.ok()) return status_text.status();
-  Result<uint64_t> rss = RssBytes(*status_text);
+  // No VmRSS line (kernel threads, zombies): nothing resident to free.
+  Result<std::optional<uint64_t>> rss = sys::ParseResidentBytes(*status_text);
   if (!rss.ok()) return rss.status().Wrap(fs.Path(dir + "status"));
   Result<int64_t> score = ReadNumber(fs, dir + "oom_score");
   if (!score.ok()) return score.status();
@@ -75,7 +66,7 @@ Result<ProcessInfo> ReadProcess(const sys::HostFs& fs, int64_t pid) {
   info.state = stat->state;
   info.flags = stat->flags;
   info.has_executable = sys::HasExecutable(fs, pid);
-  info.rss_bytes = *rss;
+  info.rss_bytes = rss->value_or(0);
   info.oom_score = *score;
   info.oom_score_adj = *adj;
   if (Result<std::string> cgroups = fs.ReadFile(dir + "cgroup"); cgroups.ok()) {

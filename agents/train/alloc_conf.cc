@@ -56,9 +56,9 @@ bool IsPunctuation(std::string_view token) {
   return token == "," || token == ":" || token == "[" || token == "]";
 }
 
-// The same split as ConfigTokenizer: ',', ':', '[' and ']' are tokens of their
-// own, whitespace is dropped wherever it stands, anything else accumulates.
-std::vector<std::string> Tokenize(std::string_view conf) {
+}  // namespace
+
+std::vector<std::string> TokenizeAllocConf(std::string_view conf) {
   std::vector<std::string> tokens;
   std::string word;
   for (char ch : conf) {
@@ -73,6 +73,39 @@ std::vector<std::string> Tokenize(std::string_view conf) {
   if (!word.empty()) tokens.push_back(std::move(word));
   return tokens;
 }
+
+std::string AllocConfItem::Text() const { return value ? key + ":" + *value : key; }
+
+std::vector<AllocConfItem> AllocConfItems(std::string_view conf) {
+  std::vector<AllocConfItem> items;
+  std::optional<AllocConfItem> item;
+  int depth = 0;
+  for (std::string& token : TokenizeAllocConf(conf)) {
+    if (token == "[") ++depth;
+    if (token == "]" && depth > 0) --depth;
+    if (token == "," && depth == 0) {
+      if (item) items.push_back(std::move(*item));
+      item.reset();
+      continue;
+    }
+    if (!item) {
+      item.emplace();
+      if (token != ":") {
+        item->key = std::move(token);
+        continue;
+      }
+    }
+    if (!item->value) {
+      item->value.emplace();
+      if (token == ":") continue;  // the key's colon
+    }
+    *item->value += token;
+  }
+  if (item) items.push_back(std::move(*item));
+  return items;
+}
+
+namespace {
 
 std::optional<uint64_t> ParseWholeNumber(std::string_view text) {
   uint64_t value = 0;
@@ -278,7 +311,7 @@ class AllocConfChecker {
 }  // namespace
 
 Status ValidateAllocConf(std::string_view conf) {
-  std::vector<std::string> tokens = Tokenize(conf);
+  std::vector<std::string> tokens = TokenizeAllocConf(conf);
   if (tokens.empty()) {
     return InvalidArgument("the allocator config is empty: give key:value pairs "
                            "(e.g. --alloc-conf expandable_segments:True) or leave the option out");

@@ -3,7 +3,10 @@
 // (see fixtures/gpu-host/oom-badconf.log for what PyTorch does with it).
 #pragma once
 
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 
@@ -37,5 +40,24 @@ namespace gpuctl::train {
 // Returns InvalidArgument saying what was wrong and an example of a good value.
 // An empty (or all-blank) conf is an error: leave the option out instead.
 Status ValidateAllocConf(std::string_view conf);
+
+// The split ConfigTokenizer makes: ',', ':', '[' and ']' are tokens of their
+// own, whitespace is dropped wherever it stands, anything else accumulates.
+// The one tokenizer of a conf: the check above and the OOM remediation's edit
+// of a conf (oom_remediation.cc) both read it through here.
+std::vector<std::string> TokenizeAllocConf(std::string_view conf);
+
+// A top-level item of a conf: "key:value", the value's tokens joined (so a
+// bracketed list stays whole, "[256:1,>:4]"), or a bare key (no ':').
+struct AllocConfItem {
+  std::string key;
+  std::optional<std::string> value;
+  std::string Text() const;  // "key:value", or "key"
+  bool operator==(const AllocConfItem&) const = default;
+};
+
+// The conf's items in order, blanks dropped ("a : 1 , ,b:[1:2,>:4]," ->
+// {a, 1}, {b, [1:2,>:4]}). Repeated keys stay: the last one wins in PyTorch.
+std::vector<AllocConfItem> AllocConfItems(std::string_view conf);
 
 }  // namespace gpuctl::train

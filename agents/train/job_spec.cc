@@ -6,18 +6,10 @@
 #include "agents/train/alloc_conf.h"
 #include "agents/train/anchors.h"
 #include "common/job_name.h"
+#include "common/job_rules.h"
 
 namespace gpuctl::train {
 namespace {
-
-bool IsEnvKey(std::string_view key) {
-  if (key.empty() || (key[0] >= '0' && key[0] <= '9')) return false;
-  for (char c : key) {
-    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-    if (!ok) return false;
-  }
-  return true;
-}
 
 // "0,1,3" or "GPU-c6489789-...,GPU-..." (what CUDA_VISIBLE_DEVICES accepts).
 bool IsGpuList(std::string_view gpus) {

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "agents/sys/text_fields.h"
+#include "agents/train/alloc_conf.h"
 #include "agents/train/anchors.h"
 
 namespace gpuctl::train {
@@ -10,29 +10,6 @@ namespace {
 
 constexpr std::string_view kExpandable = "expandable_segments";
 constexpr uint64_t kAnchorsMultiple = 64;
-
-std::string Trim(std::string_view s) { return std::string(sys::Trim(s)); }
-
-// The top-level "key:value" items of a conf (a bracketed value stays whole).
-std::vector<std::string> ConfItems(const std::string& conf) {
-  std::vector<std::string> items;
-  std::string item;
-  int depth = 0;
-  for (char c : conf) {
-    if (c == '[') ++depth;
-    if (c == ']' && depth > 0) --depth;
-    if (c == ',' && depth == 0) {
-      if (!Trim(item).empty()) items.push_back(Trim(item));
-      item.clear();
-      continue;
-    }
-    item += c;
-  }
-  if (!Trim(item).empty()) items.push_back(Trim(item));
-  return items;
-}
-
-std::string KeyOf(const std::string& item) { return Trim(item.substr(0, item.find(':'))); }
 
 std::string Describe(const std::string& conf) { return conf.empty() ? "(unset)" : conf; }
 
@@ -47,17 +24,17 @@ bool IsFragmentation(const LogEvent& oom) {
 
 bool HasExpandableSegments(const std::string& alloc_conf) {
   std::optional<std::string> value;
-  for (const std::string& item : ConfItems(alloc_conf)) {
-    if (KeyOf(item) == kExpandable) value = Trim(item.substr(item.find(':') + 1));
+  for (const AllocConfItem& item : AllocConfItems(alloc_conf)) {
+    if (item.key == kExpandable) value = item.value;
   }
   return value == "True";
 }
 
 std::string WithExpandableSegments(const std::string& alloc_conf) {
   std::string out;
-  for (const std::string& item : ConfItems(alloc_conf)) {
-    if (KeyOf(item) == kExpandable) continue;
-    out += item + ",";
+  for (const AllocConfItem& item : AllocConfItems(alloc_conf)) {
+    if (item.key == kExpandable) continue;
+    out += item.Text() + ",";
   }
   return out + std::string(kExpandable) + ":True";
 }

@@ -25,6 +25,21 @@ TEST(ParseProcessUsage, ResidentBytesAndThreadsOrNothing) {
   EXPECT_FALSE(bad.threads.has_value());
 }
 
+TEST(ParseResidentBytes, BytesNothingOrRefused) {
+  Result<std::optional<uint64_t>> rss = ParseResidentBytes("Name:\tpython\nVmRSS:\t  123456 kB\nThreads:\t4\n");
+  ASSERT_TRUE(rss.ok());
+  EXPECT_EQ(*rss, uint64_t{123456} * 1024);
+  Result<std::optional<uint64_t>> none = ParseResidentBytes("Name:\tkworker/0:1\nThreads:\t1\n");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  Result<std::optional<uint64_t>> unit = ParseResidentBytes("VmRSS:\t12 MB\n");
+  ASSERT_FALSE(unit.ok());
+  EXPECT_EQ(unit.status().message(), "malformed VmRSS '12 MB'");
+  EXPECT_FALSE(ParseResidentBytes("VmRSS:\tlots kB\n").ok());
+  EXPECT_FALSE(ParseResidentBytes("VmRSS:\t99999999999999999999 kB\n").ok());
+  EXPECT_FALSE(ParseResidentBytes("VmRSS:\t18014398509481984 kB\n").ok()) << "2^54 KiB overflows bytes";
+}
+
 TEST(ParseNsPids, ReadsEachNamespaceFromOursDown) {
   EXPECT_EQ(ParseNsPids("Name:\tsleep\nNSpid:\t4242\t17\nNSpgid:\t4242\t17\n"), (std::vector<int64_t>{4242, 17}));
   EXPECT_EQ(ParseNsPids("NSpid:\t1\n"), (std::vector<int64_t>{1}));

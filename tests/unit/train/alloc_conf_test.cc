@@ -164,5 +164,26 @@ TEST(ValidateAllocConf, Structure) {
             std::string::npos);
 }
 
+TEST(TokenizeAllocConf, PunctuationAloneBlanksDropped) {
+  EXPECT_EQ(TokenizeAllocConf(" max_split_size_mb : 512 ,roundup_power2_divisions:[256:1, >:4]"),
+            (std::vector<std::string>{"max_split_size_mb", ":", "512", ",", "roundup_power2_divisions", ":", "[",
+                                      "256", ":", "1", ",", ">", ":", "4", "]"}));
+  EXPECT_TRUE(TokenizeAllocConf("  ").empty());
+}
+
+TEST(AllocConfItems, KeysAndWholeValuesInOrder) {
+  std::vector<AllocConfItem> items =
+      AllocConfItems("max_split_size_mb: 512 , ,roundup_power2_divisions:[256:1,>:4],expandable_segments,");
+  ASSERT_EQ(items.size(), 3u);
+  EXPECT_EQ(items[0], (AllocConfItem{"max_split_size_mb", "512"}));
+  EXPECT_EQ(items[1], (AllocConfItem{"roundup_power2_divisions", "[256:1,>:4]"}));
+  EXPECT_EQ(items[2], (AllocConfItem{"expandable_segments", std::nullopt}));
+  EXPECT_EQ(items[0].Text(), "max_split_size_mb:512");
+  EXPECT_EQ(items[1].Text(), "roundup_power2_divisions:[256:1,>:4]");
+  EXPECT_EQ(items[2].Text(), "expandable_segments");
+  EXPECT_TRUE(AllocConfItems("").empty());
+  EXPECT_EQ(AllocConfItems("a:1,a:2").size(), 2u) << "a repeated key stays: the last wins in PyTorch";
+}
+
 }  // namespace
 }  // namespace gpuctl::train
