@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agents/train/gpu_owners.h"
+#include "agents/train/job_end.h"
 #include "agents/train/oom_relaunch.h"
 #include "agents/train/run_id.h"
 #include "common/event_kinds.h"
@@ -105,8 +106,8 @@ void GpuQueue::FailQueued(const std::string& name, const std::string& why) {
   r.ended_unix_ms = table_.NowMs();
   (void)table_.Save(*entry);
   table_.Publish(*entry);
-  table_.PublishEvent(event_kind::kJobEnded, r, "failed: " + r.state_reason,
-                      {{"state", "failed"}, {"exit_code", nullptr}});
+  JobEndedEvent ended = JobEnded(r);
+  table_.PublishEvent(ended.kind, r, ended.message, std::move(ended.fields));
 }
 
 void GpuQueue::Tick(JobTable& table, TimePoint now) {

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "agents/train/job_end.h"
 #include "agents/train/run_id.h"
 #include "common/event_kinds.h"
 
@@ -134,8 +135,8 @@ Result<JobRecord> JobCommands::BeginStop(const std::string& name, std::chrono::m
     r.ended_unix_ms = table_.NowMs();
     (void)table_.Save(entry);
     table_.Publish(entry);
-    table_.PublishEvent(event_kind::kJobEnded, r, "stopped: " + r.state_reason,
-                        {{"state", "stopped"}, {"exit_code", nullptr}});
+    JobEndedEvent ended = JobEnded(r);
+    table_.PublishEvent(ended.kind, r, ended.message, std::move(ended.fields));
     return r;
   }
   if (r.state == JobState::kUnreadable) return unreadable_.BeginStop(entry, grace);

@@ -55,4 +55,12 @@ JobEnd DecideRunEnd(const RunEndFacts& facts) {
   return end;
 }
 
+JobEndedEvent JobEnded(const JobRecord& record) {
+  JobEndedEvent event;
+  event.message = std::string(JobStateName(record.state)) + ": " + record.state_reason;
+  event.fields = {{"state", JobStateName(record.state)},
+                  {"exit_code", record.exit_code ? nlohmann::json(*record.exit_code) : nlohmann::json(nullptr)}};
+  return event;
+}
+
 }  // namespace gpuctl::train

@@ -8,8 +8,11 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "agents/train/exit_status.h"
 #include "agents/train/job_record.h"
+#include "common/event_kinds.h"
 
 namespace gpuctl::train {
 
@@ -43,5 +46,16 @@ struct RunEndFacts {
 // seen launched that left no exit status; a full disk named in the reason
 // (as the cause when no exit status could be recorded).
 JobEnd DecideRunEnd(const RunEndFacts& facts);
+
+// The job_ended event of a run that has ended, built one way whoever ended it
+// (the run monitor, a stop of a queued job, a queued start that failed):
+// message "<state>: <reason>", fields {"state": "failed", "exit_code": 1 or
+// null}; the job table adds the run id when it publishes it.
+struct JobEndedEvent {
+  const char* kind = event_kind::kJobEnded;
+  std::string message;
+  nlohmann::json fields;
+};
+JobEndedEvent JobEnded(const JobRecord& record);
 
 }  // namespace gpuctl::train

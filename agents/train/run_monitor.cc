@@ -7,7 +7,6 @@
 #include "agents/train/event_retention.h"
 #include "agents/train/exit_status.h"
 #include "agents/train/job_end.h"
-#include "common/event_kinds.h"
 #include "common/units.h"
 
 namespace gpuctl::train {
@@ -109,9 +108,8 @@ bool RunMonitor::SettleIfEnded(JobEntry& entry) {
   for (JobGpuMemory& gpu : r.gpu_memory) gpu.used_bytes = 0;  // the peaks stay
   spdlog::info("job '{}' (run {}) {}: {}", r.spec.name, r.run_id, JobStateName(r.state), r.state_reason);
   guard_.Update(table_);
-  nlohmann::json fields = {{"state", JobStateName(r.state)}};
-  fields["exit_code"] = r.exit_code ? nlohmann::json(*r.exit_code) : nlohmann::json(nullptr);
-  table_.PublishEvent(event_kind::kJobEnded, r, std::string(JobStateName(r.state)) + ": " + r.state_reason, fields);
+  JobEndedEvent ended = JobEnded(r);
+  table_.PublishEvent(ended.kind, r, ended.message, std::move(ended.fields));
   if (processes_.cgroups() && !r.cgroup.empty()) {
     if (Status s = processes_.cgroups()->RemoveCgroup(r.cgroup); !s.ok()) {
       spdlog::debug("job '{}': cgroup {} kept: {}", r.spec.name, r.cgroup, s.message());

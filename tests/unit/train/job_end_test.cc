@@ -89,5 +89,30 @@ TEST(DecideRunEnd, EachCaseAsATable) {
   }
 }
 
+TEST(JobEnded, OneEventWhoeverEndedTheRun) {
+  JobRecord failed;
+  failed.state = JobState::kFailed;
+  failed.state_reason = "exited 1";
+  failed.exit_code = 1;
+  JobEndedEvent e = JobEnded(failed);
+  EXPECT_EQ(std::string(e.kind), "job_ended");
+  EXPECT_EQ(e.message, "failed: exited 1");
+  EXPECT_EQ(e.fields, (nlohmann::json{{"state", "failed"}, {"exit_code", 1}}));
+
+  JobRecord cancelled;  // a queued job stopped: no exit status
+  cancelled.state = JobState::kStopped;
+  cancelled.state_reason = "cancelled while queued (waiting for GPU 0)";
+  JobEndedEvent c = JobEnded(cancelled);
+  EXPECT_EQ(c.message, "stopped: cancelled while queued (waiting for GPU 0)");
+  EXPECT_EQ(c.fields, (nlohmann::json{{"state", "stopped"}, {"exit_code", nullptr}}));
+
+  JobRecord guarded;
+  guarded.state = JobState::kKilledByGuard;
+  guarded.state_reason = "memory";
+  guarded.exit_code = 137;
+  EXPECT_EQ(JobEnded(guarded).fields, (nlohmann::json{{"state", JobStateName(JobState::kKilledByGuard)},
+                                                       {"exit_code", 137}}));
+}
+
 }  // namespace
 }  // namespace gpuctl::train
