@@ -19,21 +19,6 @@ std::string MakeAbsolute(const std::string& path, const std::string& client_cwd)
 
 }  // namespace
 
-Result<uint64_t> ParseAnchors(std::string_view text) {
-  auto bad = [&] {
-    return InvalidArgument("--anchors must be a positive integer (e.g. --anchors 1024), got '" + std::string(text) +
-                           "'");
-  };
-  if (text.empty() || text.size() > 19) return bad();  // 19 digits always fit in uint64_t
-  uint64_t value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return bad();
-    value = value * 10 + static_cast<uint64_t>(c - '0');
-  }
-  if (value == 0) return bad();
-  return value;
-}
-
 Result<std::pair<std::string, std::string>> ParseEnvAssignment(std::string_view text) {
   size_t eq = text.find('=');
   if (eq == std::string_view::npos) {
@@ -96,7 +81,7 @@ Result<v1::StartJobRequest> BuildStartJobRequest(const TrainStartFlags& flags, c
     for (const std::string& arg : flags.command) spec.add_command(arg);
   }
   if (!flags.anchors.empty()) {
-    Result<uint64_t> anchors = ParseAnchors(flags.anchors);
+    Result<uint64_t> anchors = ParseAnchorsFlag(flags.anchors);
     if (!anchors.ok()) return anchors.status();
     spec.set_anchors(*anchors);
   }
@@ -121,11 +106,9 @@ Result<v1::StartJobRequest> BuildStartJobRequest(const TrainStartFlags& flags, c
   }
   spec.set_on_oom(flags.on_oom);
   if (!flags.oom_retries.empty()) {
-    Result<uint64_t> retries = flags.oom_retries == "0" ? Result<uint64_t>(uint64_t{0}) : ParseAnchors(flags.oom_retries);
-    if (!retries.ok() || *retries > 100) {
-      return InvalidArgument("--oom-retries must be a whole number from 0 to 100, got '" + flags.oom_retries + "'");
-    }
-    spec.set_oom_retries(static_cast<uint32_t>(*retries));
+    Result<uint32_t> retries = ParseOomRetriesFlag(flags.oom_retries);
+    if (!retries.ok()) return retries.status();
+    spec.set_oom_retries(*retries);
   }
   bool remediation_flags = !flags.oom_retries.empty() || !flags.oom_knobs.empty() || !flags.retry_args.empty();
   if (remediation_flags && flags.on_oom != "recover") {
@@ -134,12 +117,10 @@ Result<v1::StartJobRequest> BuildStartJobRequest(const TrainStartFlags& flags, c
   for (const std::string& knob : flags.oom_knobs) spec.add_oom_knobs(knob);
   for (const std::string& arg : flags.retry_args) spec.add_retry_args(arg);
   if (!flags.num_gpus.empty()) {
-    Result<uint64_t> n = ParseAnchors(flags.num_gpus);
-    if (!n.ok() || *n > 1024) {
-      return InvalidArgument("--num-gpus must be a whole number from 1 to 1024, got '" + flags.num_gpus + "'");
-    }
+    Result<uint32_t> n = ParseNumGpusFlag(flags.num_gpus);
+    if (!n.ok()) return n.status();
     if (!flags.gpus.empty()) return InvalidArgument("give --num-gpus N (the agent chooses) or --gpus LIST, not both");
-    spec.set_num_gpus(static_cast<uint32_t>(*n));
+    spec.set_num_gpus(*n);
   }
   if (!flags.gpu_mem.empty()) {
     Result<uint64_t> bytes = ParseByteSize(flags.gpu_mem);
@@ -147,12 +128,9 @@ Result<v1::StartJobRequest> BuildStartJobRequest(const TrainStartFlags& flags, c
     spec.set_gpu_mem_bytes(*bytes);
   }
   if (!flags.priority.empty()) {
-    char* end = nullptr;
-    long value = std::strtol(flags.priority.c_str(), &end, 10);
-    if (end != flags.priority.c_str() + flags.priority.size() || value < -1000 || value > 1000) {
-      return InvalidArgument("--priority must be a whole number from -1000 to 1000, got '" + flags.priority + "'");
-    }
-    spec.set_priority(static_cast<int32_t>(value));
+    Result<int32_t> priority = ParsePriorityFlag(flags.priority);
+    if (!priority.ok()) return priority.status();
+    spec.set_priority(*priority);
   }
   return request;
 }

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/job_rules.h"
 #include "common/status.h"
 #include "gpuctl/v1/jobs.pb.h"
 
@@ -45,9 +46,6 @@ struct TrainStartFlags {
 // agent on another host, a container): relative paths are refused and the
 // agent picks the directory. Errors are kInvalidArgument naming the flag.
 Result<v1::StartJobRequest> BuildStartJobRequest(const TrainStartFlags& flags, const std::string& client_cwd);
-
-// A positive decimal integer: refuses "", "abc", "0", "-5", "1.5", "+3", overflow.
-Result<uint64_t> ParseAnchors(std::string_view text);
 
 // "KEY=VALUE" split at the first '='; the value may be empty or hold '='.
 Result<std::pair<std::string, std::string>> ParseEnvAssignment(std::string_view text);

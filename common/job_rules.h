@@ -1,15 +1,51 @@
 // The rules a job's spec follows, shared by the client (which refuses a typo
 // before any connection) and the agent (which refuses what an older or other
-// client sent): one rule each, so both say the same thing. The job's name has
-// its own header (common/job_name.h).
+// client sent): one rule and one default each, so both say the same thing and
+// the help text quotes what the agent does. The job's name has its own header
+// (common/job_name.h); sizes and durations are read by common/units.h.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string_view>
 
+#include "common/status.h"
+
 namespace gpuctl {
+
+// Defaults and limits of a job's spec.
+inline constexpr std::string_view kDefaultAnchorsFlag = "--max-anchors";  // --anchors-flag
+inline constexpr uint32_t kDefaultOomRetries = 3;      // --oom-retries unset
+inline constexpr uint32_t kMaxOomRetries = 100;
+inline constexpr double kDefaultOomKnobFactor = 0.75;  // --oom-knob FLAG without :FACTOR
+inline constexpr uint64_t kDefaultOomKnobMin = 64;     // ... without :MIN
+inline constexpr uint32_t kMaxNumGpus = 1024;          // --num-gpus
+inline constexpr int32_t kMinPriority = -1000;         // --priority
+inline constexpr int32_t kMaxPriority = 1000;
+inline constexpr uint64_t kMinMemLimitBytes = uint64_t{16} << 20;  // --mem-limit
 
 // An environment variable's name as the job may be given it (--env KEY=VALUE):
 // letters, digits and '_', not empty, not starting with a digit.
 bool IsEnvKey(std::string_view key);
+
+// The one reading of a whole number the user typed: decimal digits only and
+// within uint64_t ("0", "1024"; not "", "-5", "+3", "1.5", "1e3", " 1", "0x10",
+// 2^64). nullopt otherwise.
+std::optional<uint64_t> ParseWholeNumber(std::string_view text);
+
+// A user-given anchor count: a whole number above 0 (ParseWholeNumber). The
+// message says why ("it must be above 0", "it is too large").
+Result<uint64_t> ParseAnchors(std::string_view text);
+
+// The `gpuctl train start` flags as typed, each refused with kInvalidArgument
+// naming the flag and its range:
+Result<uint64_t> ParseAnchorsFlag(std::string_view text);     // --anchors: 1 and up
+Result<uint32_t> ParseOomRetriesFlag(std::string_view text);  // --oom-retries: 0 to kMaxOomRetries
+Result<uint32_t> ParseNumGpusFlag(std::string_view text);     // --num-gpus: 1 to kMaxNumGpus
+Result<int32_t> ParsePriorityFlag(std::string_view text);     // --priority: kMinPriority to kMaxPriority, signed
+
+// The typed values' checks, for what arrives over the wire from any client.
+Status CheckOomRetries(uint32_t retries);  // at most kMaxOomRetries
+Status CheckNumGpus(uint32_t num_gpus);    // at most kMaxNumGpus (0: not asked)
 
 }  // namespace gpuctl

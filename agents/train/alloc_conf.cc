@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "common/job_rules.h"
+
 namespace gpuctl::train {
 namespace {
 
@@ -107,12 +109,6 @@ std::vector<AllocConfItem> AllocConfItems(std::string_view conf) {
 
 namespace {
 
-std::optional<uint64_t> ParseWholeNumber(std::string_view text) {
-  uint64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
 
 std::optional<double> ParseDecimal(std::string_view text) {
   double value = 0;

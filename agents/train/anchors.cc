@@ -13,20 +13,6 @@ bool LooksLikeOption(const std::string& token) {
 
 }  // namespace
 
-Result<uint64_t> ParseAnchors(std::string_view text) {
-  uint64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  bool whole = !text.empty() && ec == std::errc() && end == text.data() + text.size();
-  if (!whole || value == 0) {
-    std::string why = "give a whole number above 0, in digits only";
-    if (ec == std::errc::result_out_of_range) why = "it is too large";
-    if (whole && value == 0) why = "it must be above 0";
-    return InvalidArgument("invalid anchor count '" + std::string(text) + "': " + why +
-                           " (e.g. 1024)");
-  }
-  return value;
-}
-
 std::vector<std::string> ApplyAnchorsFlag(std::vector<std::string> argv, uint64_t anchors,
                                           std::string_view flag) {
   if (flag.empty()) return argv;

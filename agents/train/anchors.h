@@ -8,13 +8,15 @@
 #include <string_view>
 #include <vector>
 
+#include "common/job_rules.h"
 #include "common/status.h"
 
 namespace gpuctl::train {
 
 // Reads a user-given anchor count: a whole number above 0, digits only
-// ("1024"; not "0", "-5", "1.5", "1e3", "1k", " 1024").
-Result<uint64_t> ParseAnchors(std::string_view text);
+// ("1024"; not "0", "-5", "1.5", "1e3", "1k", " 1024"). The shared rule
+// (common/job_rules.h).
+using ::gpuctl::ParseAnchors;
 
 // Returns `argv` with `flag` set to `anchors`, never duplicated:
 //  - where argv already carries the flag, as "--max-anchors 1024" or

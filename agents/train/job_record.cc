@@ -105,10 +105,10 @@ JobSpec SpecFromJson(const json& j) {
   if (j.contains("oom")) {
     const json& oom = j["oom"];
     s.oom.recover = oom.value("recover", false);
-    s.oom.retries = JsonIntegerOr(oom, "retries", uint32_t{3});
+    s.oom.retries = JsonIntegerOr(oom, "retries", kDefaultOomRetries);
     for (const json& k : oom.value("knobs", json::array())) {
       s.oom.knobs.push_back({k.at("flag").get<std::string>(), NumberFrom(k.at("factor")),
-                             JsonIntegerOr(k, "min", uint64_t{64})});
+                             JsonIntegerOr(k, "min", kDefaultOomKnobMin)});
     }
     s.oom.retry_args = oom.value("retry_args", std::vector<std::string>{});
   }

@@ -42,11 +42,11 @@ Status ValidateJobSpec(const JobSpec& spec) {
   if (spec.anchors && *spec.anchors == 0) {
     return InvalidArgument("--anchors must be a positive integer, got 0");
   }
-  if (spec.oom.retries > 100) return InvalidArgument("--oom-retries must be at most 100");
+  if (Status s = CheckOomRetries(spec.oom.retries); !s.ok()) return s;
   if (spec.num_gpus > 0 && !spec.gpus.empty()) {
     return InvalidArgument("give --num-gpus N (the agent chooses) or --gpus LIST (these GPUs), not both");
   }
-  if (spec.num_gpus > 1024) return InvalidArgument("--num-gpus must be at most 1024");
+  if (Status s = CheckNumGpus(spec.num_gpus); !s.ok()) return s;
   for (const OomKnob& knob : spec.oom.knobs) {
     if (knob.flag.size() < 2 || knob.flag[0] != '-' || !(knob.factor > 0 && knob.factor < 1) || knob.min == 0) {
       return InvalidArgument("--oom-knob '" + knob.flag + "': give FLAG[:FACTOR[:MIN]] with FACTOR in (0, 1), MIN >= 1");
@@ -70,7 +70,7 @@ Status ValidateJobSpec(const JobSpec& spec) {
     return InvalidArgument("--gpus must be a comma-separated list of GPU indices or UUIDs (e.g. 0,1), got '" +
                            spec.gpus + "'");
   }
-  if (spec.mem_limit_bytes && *spec.mem_limit_bytes < (uint64_t{16} << 20)) {
+  if (spec.mem_limit_bytes && *spec.mem_limit_bytes < kMinMemLimitBytes) {
     return InvalidArgument("--mem-limit must be at least 16MiB (e.g. --mem-limit 64G)");
   }
   if (!spec.container.empty() && spec.container.find_first_not_of("0123456789") != std::string::npos) {
@@ -93,7 +93,9 @@ std::vector<std::string> EffectiveCommand(const JobSpec& spec) {
 
 std::vector<OomKnob> EffectiveKnobs(const JobSpec& spec) {
   if (!spec.oom.knobs.empty()) return spec.oom.knobs;
-  return {OomKnob{spec.anchors_flag, 0.75, 64}};
+  OomKnob knob;  // the default factor and min
+  knob.flag = spec.anchors_flag;
+  return {knob};
 }
 
 Result<OomKnob> ParseOomKnob(std::string_view text) {

@@ -8,24 +8,26 @@
 #include <string_view>
 #include <vector>
 
+#include "common/job_rules.h"
 #include "common/status.h"
 
 namespace gpuctl::train {
 
-inline constexpr std::string_view kDefaultAnchorsFlag = "--max-anchors";
+// Defaults and limits: the shared rules (common/job_rules.h).
+using ::gpuctl::kDefaultAnchorsFlag;
 
 // A knob a CUDA OOM remediation turns down: `--oom-knob FLAG[:FACTOR[:MIN]]`.
 struct OomKnob {
   std::string flag;     // "--max-anchors", "--batch-size"
-  double factor = 0.75;  // the new value is the old times this, rounded down
-  uint64_t min = 64;     // never below
+  double factor = kDefaultOomKnobFactor;  // the new value is the old times this, rounded down
+  uint64_t min = kDefaultOomKnobMin;      // never below
   bool operator==(const OomKnob&) const = default;
 };
 
 // What to do when a run ends in CUDA OOM (`--on-oom recover`), and how far.
 struct OomPolicy {
   bool recover = false;  // false: `--on-oom fail`, the run just fails
-  uint32_t retries = 3;  // relaunches at most
+  uint32_t retries = kDefaultOomRetries;  // relaunches at most
   std::vector<OomKnob> knobs;            // empty: the anchors flag, 0.75, 64
   std::vector<std::string> retry_args;   // added to the command on every relaunch
   bool operator==(const OomPolicy&) const = default;

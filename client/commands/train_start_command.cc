@@ -9,6 +9,7 @@
 #include "client/multinode/multinode_commands.h"
 #include "client/output/job_text.h"
 #include "client/train_start_request.h"
+#include "common/job_rules.h"
 
 namespace gpuctl::client {
 namespace {
@@ -69,7 +70,7 @@ void AddTrainStartCommand(CLI::App& train, CommandContext& context) {
                   "GPUCTL_ANCHORS=N; N a positive integer")
       ->type_name("N");
   cmd->add_option("--anchors-flag", flags->anchors_flag,
-                  "The flag --anchors sets in the command (default --max-anchors)")
+                  "The flag --anchors sets in the command (default " + std::string(kDefaultAnchorsFlag) + ")")
       ->type_name("FLAG");
   cmd->add_option("--alloc-conf", flags->alloc_conf,
                   "PYTORCH_CUDA_ALLOC_CONF for the job, checked before launch, e.g. expandable_segments:True")
@@ -107,7 +108,9 @@ void AddTrainStartCommand(CLI::App& train, CommandContext& context) {
                   "oom_remediation, oom_gave_up, oom_remediation_held)")
       ->check(CLI::IsMember({"fail", "recover"}))
       ->type_name("fail|recover");
-  cmd->add_option("--oom-retries", flags->oom_retries, "OOM relaunches at most (default 3)")->type_name("N");
+  cmd->add_option("--oom-retries", flags->oom_retries,
+                  "OOM relaunches at most (default " + std::to_string(kDefaultOomRetries) + ")")
+      ->type_name("N");
   cmd->add_option("--oom-knob", flags->oom_knobs,
                   "A flag of the command to scale down after a CUDA OOM, FLAG[:FACTOR[:MIN]]; repeatable (default: "
                   "the anchors flag, 0.75, 64: 1024 -> 768, rounded down to a multiple of 64)")
