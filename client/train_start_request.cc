@@ -101,17 +101,17 @@ Result<v1::StartJobRequest> BuildStartJobRequest(const TrainStartFlags& flags, c
     if (!limit.ok()) return limit.status().Wrap("--mem-limit");
     spec.set_mem_limit_bytes(*limit);
   }
-  if (!flags.on_oom.empty() && flags.on_oom != "fail" && flags.on_oom != "recover") {
-    return InvalidArgument("--on-oom must be fail or recover, got '" + flags.on_oom + "'");
-  }
-  spec.set_on_oom(flags.on_oom);
+  Result<OnOom> on_oom = ParseOnOom(flags.on_oom);
+  if (!on_oom.ok()) return on_oom.status();
+  spec.set_on_oom(flags.on_oom);  // for older agents, which read only the string
+  spec.set_on_oom_policy(*on_oom == OnOom::kRecover ? v1::ON_OOM_RECOVER : v1::ON_OOM_FAIL);
   if (!flags.oom_retries.empty()) {
     Result<uint32_t> retries = ParseOomRetriesFlag(flags.oom_retries);
     if (!retries.ok()) return retries.status();
     spec.set_oom_retries(*retries);
   }
   bool remediation_flags = !flags.oom_retries.empty() || !flags.oom_knobs.empty() || !flags.retry_args.empty();
-  if (remediation_flags && flags.on_oom != "recover") {
+  if (remediation_flags && *on_oom != OnOom::kRecover) {
     return InvalidArgument("--oom-retries, --oom-knob and --retry-arg act only with --on-oom recover");
   }
   for (const std::string& knob : flags.oom_knobs) spec.add_oom_knobs(knob);

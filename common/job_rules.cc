@@ -77,6 +77,14 @@ Result<int32_t> ParsePriorityFlag(std::string_view text) {
   return static_cast<int32_t>(value);
 }
 
+Result<OnOom> ParseOnOom(std::string_view text) {
+  if (text.empty() || text == "fail") return OnOom::kFail;
+  if (text == "recover") return OnOom::kRecover;
+  return InvalidArgument("--on-oom must be fail or recover, got " + Quoted(text));
+}
+
+const char* OnOomName(OnOom policy) { return policy == OnOom::kRecover ? "recover" : "fail"; }
+
 Status CheckOomRetries(uint32_t retries) {
   if (retries <= kMaxOomRetries) return Status::Ok();
   return InvalidArgument("--oom-retries must be at most " + std::to_string(kMaxOomRetries));

@@ -44,6 +44,13 @@ Result<uint32_t> ParseOomRetriesFlag(std::string_view text);  // --oom-retries: 
 Result<uint32_t> ParseNumGpusFlag(std::string_view text);     // --num-gpus: 1 to kMaxNumGpus
 Result<int32_t> ParsePriorityFlag(std::string_view text);     // --priority: kMinPriority to kMaxPriority, signed
 
+// --on-oom: what a run that dies of CUDA OOM gets.
+enum class OnOom { kFail, kRecover };
+// "fail" or "recover" (case-sensitive); "" is kFail (not given). Else
+// kInvalidArgument "--on-oom must be fail or recover, got 'X'".
+Result<OnOom> ParseOnOom(std::string_view text);
+const char* OnOomName(OnOom policy);  // "fail", "recover"
+
 // The typed values' checks, for what arrives over the wire from any client.
 Status CheckOomRetries(uint32_t retries);  // at most kMaxOomRetries
 Status CheckNumGpus(uint32_t num_gpus);    // at most kMaxNumGpus (0: not asked)

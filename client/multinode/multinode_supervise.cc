@@ -7,6 +7,7 @@
 #include "client/commands/command_context.h"
 #include "client/multinode/multinode_parts.h"
 #include "client/multinode/multinode_plan.h"
+#include "client/output/job_state.h"
 #include "common/event_kinds.h"
 #include "common/json_text.h"
 #include "common/units.h"
@@ -150,7 +151,7 @@ int SuperviseMultinode(CommandContext& ctx, NodePool& pool, const MultinodeJob& 
     // A part that died of a CUDA OOM under --on-oom recover is about to be
     // relaunched by its agent: give it longer before calling the job failed.
     bool relaunch_coming = std::any_of(parts.begin(), parts.end(), [](const PartReply& p) {
-      return EndedBadly(p) && p.answer.status.ok() && p.job.spec().on_oom() == "recover" &&
+      return EndedBadly(p) && p.answer.status.ok() && JobOnOom(p.job.spec()) == OnOom::kRecover &&
              std::any_of(p.job.events().begin(), p.job.events().end(),
                          [](const v1::JobEvent& e) { return e.kind() == event_kind::kCudaOom; });
     });

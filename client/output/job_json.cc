@@ -110,7 +110,7 @@ json JobToJson(const v1::Job& job, int64_t now_unix_ms) {
                           {"peak_bytes", m.peak_bytes()},
                           {"total_bytes", m.total_bytes()}});
   }
-  json on_oom = {{"policy", spec.on_oom().empty() ? "fail" : spec.on_oom()},
+  json on_oom = {{"policy", OnOomName(JobOnOom(spec))},
                  {"retries", spec.oom_retries()},
                  {"knobs", std::vector<std::string>(spec.oom_knobs().begin(), spec.oom_knobs().end())},
                  {"retry_args", std::vector<std::string>(spec.retry_args().begin(), spec.retry_args().end())}};

@@ -55,4 +55,10 @@ std::chrono::milliseconds JobRuntime(const v1::Job& job, int64_t now_unix_ms) {
   return std::chrono::milliseconds(end > job.started_unix_ms() ? end - job.started_unix_ms() : 0);
 }
 
+OnOom JobOnOom(const v1::JobSpec& spec) {
+  if (spec.on_oom_policy() == v1::ON_OOM_RECOVER) return OnOom::kRecover;
+  if (spec.on_oom_policy() == v1::ON_OOM_UNSPECIFIED && spec.on_oom() == "recover") return OnOom::kRecover;
+  return OnOom::kFail;
+}
+
 }  // namespace gpuctl::client

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/job_rules.h"
 #include "gpuctl/v1/jobs.pb.h"
 
 namespace gpuctl::client {
@@ -12,6 +13,10 @@ namespace gpuctl::client {
 // "starting", "running", "succeeded", "failed", "stopped", "lost",
 // "killed_by_guard"; "unknown" for a state this client does not know.
 const char* JobStateName(v1::JobState state);
+
+// The job's --on-oom: the typed field, or from an older agent the string;
+// "fail" when neither says.
+OnOom JobOnOom(const v1::JobSpec& spec);
 
 // "SIGTERM" for the signals a job usually dies of, else "signal 42".
 std::string SignalName(int signal_number);

@@ -196,7 +196,7 @@ std::string JobToText(const v1::Job& job, int64_t now_unix_ms) {
   }
   if (spec.kind() == "build") field("build", BuildText(job.build()));
   field("restarts", std::to_string(job.restart_count()));
-  if (spec.on_oom() == "recover") {
+  if (JobOnOom(spec) == OnOom::kRecover) {
     std::string policy = "recover, attempt " + std::to_string(spec.attempt()) + " of at most " +
                          std::to_string(spec.oom_retries() + 1);
     for (const std::string& knob : spec.oom_knobs()) policy += ", knob " + knob;

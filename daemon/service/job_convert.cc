@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "agents/sys/tmux.h"
+#include "common/job_rules.h"
 #include "daemon/service/proto_text.h"
 
 namespace gpuctl::daemon {
@@ -36,7 +37,9 @@ void ToProto(const train::JobSpec& in, v1::JobSpec& out) {
   out.set_gpus(in.gpus);
   out.set_container(in.container);
   if (in.mem_limit_bytes) out.set_mem_limit_bytes(*in.mem_limit_bytes);
-  out.set_on_oom(in.oom.recover ? "recover" : "fail");
+  const OnOom on_oom = in.oom.recover ? OnOom::kRecover : OnOom::kFail;
+  out.set_on_oom(OnOomName(on_oom));  // for older clients
+  out.set_on_oom_policy(on_oom == OnOom::kRecover ? v1::ON_OOM_RECOVER : v1::ON_OOM_FAIL);
   out.set_oom_retries(in.oom.retries);
   for (const train::OomKnob& k : in.oom.knobs) {
     std::ostringstream factor;
@@ -105,10 +108,15 @@ Result<train::JobSpec> FromProto(const v1::JobSpec& in) {
   out.gpus = in.gpus();
   out.container = in.container();
   if (in.has_mem_limit_bytes()) out.mem_limit_bytes = in.mem_limit_bytes();
-  if (in.on_oom() == "recover") {
+  if (in.on_oom_policy() == v1::ON_OOM_RECOVER) {
     out.oom.recover = true;
-  } else if (!in.on_oom().empty() && in.on_oom() != "fail") {
-    return InvalidArgument("--on-oom must be fail or recover, got '" + in.on_oom() + "'");
+  } else if (in.on_oom_policy() == v1::ON_OOM_UNSPECIFIED) {  // an older client: the string
+    Result<OnOom> on_oom = ParseOnOom(in.on_oom());
+    if (!on_oom.ok()) return on_oom.status();
+    out.oom.recover = *on_oom == OnOom::kRecover;
+  } else if (in.on_oom_policy() != v1::ON_OOM_FAIL) {
+    return InvalidArgument("on_oom_policy " + std::to_string(static_cast<int>(in.on_oom_policy())) +
+                           " is not known to this agent: use fail or recover");
   }
   if (in.has_oom_retries()) out.oom.retries = in.oom_retries();
   for (const std::string& text : in.oom_knobs()) {

@@ -198,6 +198,32 @@ TEST(BuildStartJobRequest, EveryFlagReachesTheSpec) {
   EXPECT_EQ(spec.container(), "200");
 }
 
+// --on-oom goes both ways: typed for this agent, the string for an older one.
+TEST(BuildStartJobRequest, OnOomTypedAndAsTheString) {
+  TrainStartFlags flags;
+  flags.name = "j";
+  flags.command = {"python3", "train.py"};
+  flags.on_oom = "recover";
+  flags.oom_retries = "2";
+  Result<v1::StartJobRequest> request = BuildStartJobRequest(flags, "/srv");
+  ASSERT_TRUE(request.ok()) << request.status().message();
+  EXPECT_EQ(request->spec().on_oom(), "recover");
+  EXPECT_EQ(request->spec().on_oom_policy(), v1::ON_OOM_RECOVER);
+  EXPECT_EQ(request->spec().oom_retries(), 2u);
+  flags.on_oom = "";
+  flags.oom_retries = "";
+  request = BuildStartJobRequest(flags, "/srv");
+  ASSERT_TRUE(request.ok()) << request.status().message();
+  EXPECT_EQ(request->spec().on_oom(), "");
+  EXPECT_EQ(request->spec().on_oom_policy(), v1::ON_OOM_FAIL);
+  flags.on_oom = "retry";
+  EXPECT_EQ(BuildStartJobRequest(flags, "/srv").status().message(), "--on-oom must be fail or recover, got 'retry'");
+  flags.on_oom = "fail";
+  flags.oom_retries = "2";
+  EXPECT_EQ(BuildStartJobRequest(flags, "/srv").status().message(),
+            "--oom-retries, --oom-knob and --retry-arg act only with --on-oom recover");
+}
+
 TEST(ParseAnchors, OnlyPositiveIntegers) {
   EXPECT_EQ(ParseAnchors("1").value_or(0), 1u);
   EXPECT_EQ(ParseAnchors("1024").value_or(0), 1024u);

@@ -82,3 +82,18 @@ TEST(TypedJobRules, LimitsOnWhatTheWireCarries) {
 
 }  // namespace
 }  // namespace gpuctl
+
+namespace gpuctl {
+namespace {
+
+TEST(ParseOnOom, FailRecoverOrRefused) {
+  EXPECT_EQ(*ParseOnOom(""), OnOom::kFail);
+  EXPECT_EQ(*ParseOnOom("fail"), OnOom::kFail);
+  EXPECT_EQ(*ParseOnOom("recover"), OnOom::kRecover);
+  EXPECT_EQ(ParseOnOom("Recover").status().message(), "--on-oom must be fail or recover, got 'Recover'");
+  EXPECT_STREQ(OnOomName(OnOom::kRecover), "recover");
+  EXPECT_STREQ(OnOomName(OnOom::kFail), "fail");
+}
+
+}  // namespace
+}  // namespace gpuctl

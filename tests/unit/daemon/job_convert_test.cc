@@ -35,6 +35,7 @@ v1::JobSpec FullProto() {
   p.set_container("200");
   p.set_mem_limit_bytes(64ull << 30);
   p.set_on_oom("recover");
+  p.set_on_oom_policy(v1::ON_OOM_RECOVER);
   p.set_oom_retries(5);
   p.add_oom_knobs("--batch-size:0.5:2");
   p.add_oom_knobs("--budget:0.8:128");
@@ -91,7 +92,7 @@ void ExpectSameSpec(const train::JobSpec& got, const train::JobSpec& expected) {
 // A field added to the wire's JobSpec must be carried by FromProto and set
 // in FullProto; this count sends whoever adds one here.
 TEST(JobSpecFromProto, TheTestKnowsEveryWireField) {
-  EXPECT_EQ(v1::JobSpec::descriptor()->field_count(), 21) << "carry the new field in FromProto, set it in FullProto";
+  EXPECT_EQ(v1::JobSpec::descriptor()->field_count(), 22) << "carry the new field in FromProto, set it in FullProto";
   EXPECT_EQ(v1::BuildOptions::descriptor()->field_count(), 3);
   // FullProto sets each of them (repeated ones non-empty, singular ones present).
   const v1::JobSpec p = FullProto();
@@ -177,8 +178,19 @@ TEST(JobSpecFromProto, RefusesWhatTheAgentCannotRead) {
     const char* message;
   };
   const Case cases[] = {
-      {"on_oom retry", [](v1::JobSpec& p) { p.set_on_oom("retry"); }, "--on-oom must be fail or recover, got 'retry'"},
-      {"on_oom Recover", [](v1::JobSpec& p) { p.set_on_oom("Recover"); }, "got 'Recover'"},
+      // An older client's string (no typed on_oom_policy).
+      {"on_oom retry",
+       [](v1::JobSpec& p) {
+         p.clear_on_oom_policy();
+         p.set_on_oom("retry");
+       },
+       "--on-oom must be fail or recover, got 'retry'"},
+      {"on_oom Recover",
+       [](v1::JobSpec& p) {
+         p.clear_on_oom_policy();
+         p.set_on_oom("Recover");
+       },
+       "got 'Recover'"},
       {"knob factor 1.5", [](v1::JobSpec& p) { p.add_oom_knobs("--batch-size:1.5"); }, "--batch-size:1.5"},
       {"knob min 0", [](v1::JobSpec& p) { p.add_oom_knobs("--batch-size:0.5:0"); }, "--batch-size:0.5:0"},
       {"knob without a flag", [](v1::JobSpec& p) { p.add_oom_knobs(":0.5"); }, "--oom-knob ':0.5'"},
@@ -201,6 +213,53 @@ TEST(JobSpecFromProto, RefusesWhatTheAgentCannotRead) {
     EXPECT_NE(spec.status().message().find(c.message), std::string::npos)
         << c.what << ": " << spec.status().message();
   }
+}
+
+// --on-oom travels typed (on_oom_policy); an older client sends only the
+// string, which still works; where both are set the typed field decides.
+TEST(JobSpecFromProto, OnOomTypedOrTheOlderString) {
+  auto recover = [](void (*set)(v1::JobSpec&)) {
+    v1::JobSpec p;
+    p.set_name("j");
+    set(p);
+    Result<train::JobSpec> spec = FromProto(p);
+    EXPECT_TRUE(spec.ok()) << spec.status().message();
+    return spec.ok() && spec->oom.recover;
+  };
+  EXPECT_TRUE(recover([](v1::JobSpec& p) { p.set_on_oom_policy(v1::ON_OOM_RECOVER); }));
+  EXPECT_FALSE(recover([](v1::JobSpec& p) { p.set_on_oom_policy(v1::ON_OOM_FAIL); }));
+  EXPECT_TRUE(recover([](v1::JobSpec& p) { p.set_on_oom("recover"); })) << "an older client";
+  EXPECT_FALSE(recover([](v1::JobSpec& p) { p.set_on_oom("fail"); })) << "an older client";
+  EXPECT_FALSE(recover([](v1::JobSpec& p) {
+    p.set_on_oom("recover");
+    p.set_on_oom_policy(v1::ON_OOM_FAIL);
+  })) << "the typed field decides";
+  EXPECT_FALSE(recover([](v1::JobSpec& p) {
+    p.set_on_oom("retry");
+    p.set_on_oom_policy(v1::ON_OOM_FAIL);
+  })) << "the string is not read when the typed field is set";
+
+  v1::JobSpec future;
+  future.set_name("j");
+  future.set_on_oom_policy(static_cast<v1::OnOom>(7));
+  Result<train::JobSpec> refused = FromProto(future);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(), "on_oom_policy 7 is not known to this agent: use fail or recover");
+}
+
+// The agent answers with both, so older clients read the string.
+TEST(JobSpecToProto, OnOomBothWays) {
+  train::JobRecord record;
+  record.spec.name = "j";
+  v1::Job job;
+  record.spec.oom.recover = true;
+  ToProto(record, job);
+  EXPECT_EQ(job.spec().on_oom(), "recover");
+  EXPECT_EQ(job.spec().on_oom_policy(), v1::ON_OOM_RECOVER);
+  record.spec.oom.recover = false;
+  ToProto(record, job);
+  EXPECT_EQ(job.spec().on_oom(), "fail");
+  EXPECT_EQ(job.spec().on_oom_policy(), v1::ON_OOM_FAIL);
 }
 
 // What the agent sends back (ToProto of a record) reads back as the spec it
