@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #include "agents/sys/paths.h"
-#include "client/job_name.h"
+#include "common/job_name.h"
 #include "common/job_rules.h"
 
 namespace gpuctl::client {

@@ -23,8 +23,6 @@ bool IsGpuList(std::string_view gpus) {
 
 }  // namespace
 
-Status ValidateJobName(std::string_view name) { return ::gpuctl::ValidateJobName(name); }
-
 Status ValidateJobSpec(const JobSpec& spec) {
   if (Status s = ValidateNewJobName(spec.name); !s.ok()) return s;
   if (!spec.script.empty() && !spec.command.empty() && spec.command.front() != spec.script) {

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/job_name.h"
 #include "common/job_rules.h"
 #include "common/status.h"
 
@@ -82,7 +83,8 @@ std::vector<OomKnob> EffectiveKnobs(const JobSpec& spec);
 Result<OomKnob> ParseOomKnob(std::string_view text);
 
 // [A-Za-z0-9._-]{1,64}, not "." or "..": names become file and tmux names.
-Status ValidateJobName(std::string_view name);
+// The shared rule (common/job_name.h), by name here.
+using ::gpuctl::ValidateJobName;
 
 // Everything that can be checked without touching the system: the name, a
 // command or a script (not both), anchors > 0, the alloc conf grammar, env

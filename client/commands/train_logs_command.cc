@@ -7,9 +7,9 @@
 #include "agents/sys/clock.h"
 #include "client/commands/command_context.h"
 #include "client/commands/train_subcommands.h"
-#include "client/job_name.h"
 #include "client/multinode/multinode_commands.h"
 #include "client/resuming_log_stream.h"
+#include "common/job_name.h"
 #include "common/utf8.h"
 
 namespace gpuctl::client {

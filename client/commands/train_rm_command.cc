@@ -7,8 +7,8 @@
 
 #include "client/commands/command_context.h"
 #include "client/commands/train_subcommands.h"
-#include "client/job_name.h"
 #include "client/multinode/multinode_commands.h"
+#include "common/job_name.h"
 #include "common/json_text.h"
 #include "common/utf8.h"
 

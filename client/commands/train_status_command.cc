@@ -5,10 +5,10 @@
 #include "client/commands/command_context.h"
 #include "client/fleet/fleet_commands.h"
 #include "client/commands/train_subcommands.h"
-#include "client/job_name.h"
 #include "client/multinode/multinode_commands.h"
 #include "client/output/job_json.h"
 #include "client/output/job_text.h"
+#include "common/job_name.h"
 #include "common/json_text.h"
 
 namespace gpuctl::client {

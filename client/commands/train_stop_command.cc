@@ -4,9 +4,9 @@
 
 #include "client/commands/command_context.h"
 #include "client/commands/train_subcommands.h"
-#include "client/job_name.h"
 #include "client/multinode/multinode_commands.h"
 #include "client/output/job_text.h"
+#include "common/job_name.h"
 #include "common/units.h"
 
 namespace gpuctl::client {
