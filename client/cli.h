@@ -23,6 +23,7 @@ struct GlobalOptions {
   // Mutual TLS for TCP agents (--tls-ca/--tls-cert/--tls-key, $GPUCTL_TLS_*).
   std::string tls_ca, tls_cert, tls_key, tls_server_name;
   OutputFormat format() const { return output == "json" ? OutputFormat::kJson : OutputFormat::kText; }
+  bool json() const { return format() == OutputFormat::kJson; }
 };
 
 // Where a command writes; stdout_is_terminal enables screen clearing in --watch.

@@ -40,3 +40,5 @@ target_include_directories(gpuctl_prometheus SYSTEM PUBLIC ${_prom}/core/include
 target_include_directories(gpuctl_prometheus PRIVATE ${_prom}/core/src ${_prom}/pull/src)
 target_link_libraries(gpuctl_prometheus PUBLIC gpuctl_civetweb)
 target_compile_features(gpuctl_prometheus PUBLIC cxx_std_14)
+# Not our code to make batch-safe (see CMAKE_UNITY_BUILD in scripts/sanitize.sh).
+set_target_properties(gpuctl_civetweb gpuctl_prometheus PROPERTIES UNITY_BUILD OFF)

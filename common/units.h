@@ -11,6 +11,10 @@
 
 namespace gpuctl {
 
+inline constexpr uint64_t kKiB = uint64_t{1} << 10;
+inline constexpr uint64_t kMiB = uint64_t{1} << 20;
+inline constexpr uint64_t kGiB = uint64_t{1} << 30;
+
 // Accepts a sequence of <number><unit> with units ms, s, m, h ("1m30s", "0.5s").
 // A bare number is seconds. Negative values are refused.
 Result<std::chrono::milliseconds> ParseDuration(std::string_view text);

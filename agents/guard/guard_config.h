@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/units.h"
 
 namespace gpuctl::guard {
 
-inline constexpr uint64_t kGiB = uint64_t{1} << 30;
 
 // What the guard watches: the whole host (MemAvailable), or one cgroup
 // (its limit against its usage; for LXC containers and for tests).

@@ -6,16 +6,11 @@
 #include <map>
 #include <optional>
 
+#include "agents/sys/text_fields.h"
+#include "common/units.h"
+
 namespace gpuctl::sys {
 namespace {
-
-constexpr uint64_t kMiB = 1024 * 1024;
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
 
 std::vector<std::string_view> NonBlankLines(std::string_view text) {
   std::vector<std::string_view> lines;

@@ -16,6 +16,7 @@
 
 #include "agents/sys/command_runner.h"
 #include "agents/sys/tmux_text.h"
+#include "agents/sys/text_fields.h"
 
 namespace gpuctl::sys {
 namespace {
@@ -33,13 +34,6 @@ bool ValidSessionName(std::string_view name) {
 bool ValidEnvKey(std::string_view key) {
   return !key.empty() && key.find('=') == std::string_view::npos &&
          key.find('\0') == std::string_view::npos;
-}
-
-std::string Trim(std::string_view text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) {
-    text.remove_suffix(1);
-  }
-  return std::string(text);
 }
 
 class TmuxClient : public Tmux {
@@ -83,7 +77,7 @@ Result<CommandOutput> TmuxClient::Run(std::vector<std::string> args) {
 }
 
 Status TmuxClient::Failed(const std::string& what, const CommandOutput& out) const {
-  std::string err = Trim(out.stderr_text);
+  std::string err(Trim(out.stderr_text));
   if (err.empty()) err = "exit code " + std::to_string(out.exit_code);
   return Internal(what + " on tmux socket '" + socket_ + "' failed: " + err);
 }

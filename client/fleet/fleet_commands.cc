@@ -17,8 +17,6 @@
 namespace gpuctl::client {
 namespace {
 
-bool Json(const CommandContext& context) { return context.global.format() == OutputFormat::kJson; }
-
 // Opens the fleet, asks, prints with `text` or `json`, sets the exit code.
 template <typename Answer>
 void AskAndPrint(CommandContext& context, const std::function<Result<Answer>(AgentClient&)>& ask,
@@ -27,7 +25,7 @@ void AskAndPrint(CommandContext& context, const std::function<Result<Answer>(Age
   Result<Fleet> fleet = OpenFleet(context);
   if (!fleet.ok()) return context.Fail(fleet.status());
   FleetReplies<Answer> replies = AskFleet<Answer>(*fleet, ask);
-  if (Json(context)) {
+  if (context.global.json()) {
     PrintFleetJsonLines(context, replies.nodes, replies.status, [&](size_t i) { return json(replies.answers[i]); });
   } else {
     context.console.out << text(replies) << std::flush;
@@ -96,7 +94,7 @@ void RunFleetEvents(CommandContext& context, uint64_t after) {
     return a.event->time_unix_ms() < b.event->time_unix_ms();
   });
   std::ostream& out = context.console.out;
-  if (Json(context)) {
+  if (context.global.json()) {
     for (const Merged& m : merged) {
       nlohmann::json line = AgentEventToJson(*m.event);
       line["node"] = replies.nodes[m.node].name;

@@ -21,8 +21,6 @@
 namespace gpuctl::client {
 namespace {
 
-bool Json(const CommandContext& ctx) { return ctx.global.format() == OutputFormat::kJson; }
-
 Result<MultinodeJob> FindJob(const std::string& name) { return DefaultMultinodeStore().Find(name); }
 
 }  // namespace
@@ -88,9 +86,9 @@ void RunMultinodeStart(CommandContext& ctx, const TrainStartFlags& flags, const 
   }
   std::vector<PartReply> replies(started.size());
   for (size_t i = 0; i < started.size(); ++i) replies[i] = {started[i], answers[i]};
-  if (Json(ctx) && !multinode.wait) {
+  if (ctx.global.json() && !multinode.wait) {
     ctx.console.out << DumpJson(PartsJson(job, replies), -1) << "\n";
-  } else if (!Json(ctx)) {
+  } else if (!ctx.global.json()) {
     ctx.console.out << "started " << PartsHeader(job).substr(0) << PartsTable(job, replies)
                     << "follow: gpuctl train logs " << job.name << " -f\n"
                     << "stop:   gpuctl train stop " << job.name << "\n";
@@ -112,7 +110,7 @@ void RunMultinodeStatus(CommandContext& ctx, const std::string& name) {
   Result<std::unique_ptr<NodePool>> pool = PoolFor(ctx, job->nodes);
   if (!pool.ok()) return ctx.Fail(pool.status());
   std::vector<PartReply> parts = GetParts(**pool, name);
-  if (Json(ctx)) {
+  if (ctx.global.json()) {
     ctx.console.out << DumpJson(PartsJson(*job, parts), -1) << "\n";
   } else {
     ctx.console.out << PartsHeader(*job) << PartsTable(*job, parts);
@@ -139,7 +137,7 @@ void RunMultinodeStop(CommandContext& ctx, const std::string& name, std::chrono:
     return Status::Ok();
   });
   for (size_t i = 0; i < parts.size(); ++i) parts[i].answer = answers[i];
-  if (Json(ctx)) {
+  if (ctx.global.json()) {
     ctx.console.out << DumpJson(PartsJson(*job, parts), -1) << "\n";
   } else {
     ctx.console.out << "stopped " << PartsHeader(*job) << PartsTable(*job, parts);
@@ -166,7 +164,7 @@ void RunMultinodeRemove(CommandContext& ctx, const std::string& name) {
     }
   }
   if (Status s = DefaultMultinodeStore().Remove(name); !s.ok()) return ctx.Fail(s);
-  if (Json(ctx)) {
+  if (ctx.global.json()) {
     ctx.console.out << DumpJson(nlohmann::json{{"removed", name}, {"nodes", job->nodes}}, -1) << "\n";
   } else {
     ctx.console.out << "removed multi-node job " << name << " from " << job->nodes.size() << " nodes\n";

@@ -20,8 +20,6 @@ constexpr std::chrono::seconds kPollInterval{1};
 // How long an agent may take to relaunch a part after a CUDA OOM.
 constexpr std::chrono::seconds kRelaunchWait{60};
 
-bool Json(const CommandContext& ctx) { return ctx.global.format() == OutputFormat::kJson; }
-
 // How surely a part that ended badly is the cause rather than a casualty:
 // when one rank dies the others' collectives fail a moment later, so a part
 // killed (lost, by a signal, by the guard) or with a CUDA OOM or NCCL error
@@ -98,7 +96,7 @@ Status Realign(CommandContext& ctx, NodePool& pool, const MultinodeJob& job, con
 // running are stopped once `grace` has passed.
 int SuperviseMultinode(CommandContext& ctx, NodePool& pool, const MultinodeJob& job, std::chrono::milliseconds grace) {
   std::ostream& out = ctx.console.out;
-  const bool text = !Json(ctx);
+  const bool text = !ctx.global.json();
   const auto settle = std::min<std::chrono::milliseconds>(grace, std::chrono::seconds(5));
   std::vector<std::string> last(job.nodes.size());
   // When a part was first seen ended badly; the epoch: none yet.
@@ -176,7 +174,7 @@ int SuperviseMultinode(CommandContext& ctx, NodePool& pool, const MultinodeJob& 
     }
     sys::SleepFor(clock, kPollInterval);
   }
-  if (Json(ctx)) {
+  if (ctx.global.json()) {
     nlohmann::json result = PartsJson(job, parts);
     result["failure"] = failure.empty() ? nlohmann::json(nullptr) : nlohmann::json(failure);
     out << DumpJson(result, -1) << "\n";

@@ -37,6 +37,13 @@ void TempDir::MakeDir(std::string_view relative) const {
   fs::create_directories(fs::path(path_) / relative);
 }
 
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 std::string FixturePath(std::string_view name) {
   return (fs::path(GPUCTL_FIXTURES_DIR_FOR_FAKES) / name).string();
 }

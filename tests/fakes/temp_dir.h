@@ -23,6 +23,10 @@ class TempDir {
   std::string path_;
 };
 
+// A whole file's bytes; empty when it cannot be read (tests then fail on
+// what they expected to find in it).
+std::string ReadText(const std::string& path);
+
 // The text of a file under GPUCTL_FIXTURES_DIR (the real GPU-host captures).
 std::string ReadFixture(std::string_view name);
 std::string FixturePath(std::string_view name);

@@ -80,9 +80,9 @@ TEST_F(Events, EmptyBacklogPrintsNothingAndExitsZero) {
   EXPECT_EQ(text.exit_code, 0) << text.err;
   EXPECT_EQ(text.out, "");
   EXPECT_EQ(text.err, "");
-  RunResult json = Gpuctl({"-o", "json", "events"});
-  EXPECT_EQ(json.exit_code, 0) << json.err;
-  EXPECT_EQ(json.out, "");
+  RunResult as_json = Gpuctl({"-o", "json", "events"});
+  EXPECT_EQ(as_json.exit_code, 0) << as_json.err;
+  EXPECT_EQ(as_json.out, "");
   RunResult after = Gpuctl({"events", "--after", "5"});
   EXPECT_EQ(after.exit_code, 0) << after.err;
   EXPECT_EQ(after.out, "");

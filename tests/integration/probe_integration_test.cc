@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "tests/integration/agent_fixture.h"
+#include "tests/fakes/temp_dir.h"
 
 namespace gpuctl::testing {
 namespace {
@@ -19,12 +20,7 @@ using nlohmann::json;
 
 std::string StandInBin() { return std::string(GPUCTL_SOURCE_DIR) + "/tests/fakes/bin"; }
 
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gpuctl::testing::ReadText;
 
 std::string Trimmed(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();

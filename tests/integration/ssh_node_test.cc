@@ -14,22 +14,18 @@
 
 #include "client/ssh/sha256.h"
 #include "tests/integration/sshd_fixture.h"
+#include "tests/fakes/temp_dir.h"
 
 namespace gpuctl::testing {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gpuctl::testing::ReadText;
 
 // Exists and is no zombie: the detached agent's parent is whatever reaps
 // orphans here, which in a container may never reap it.
 bool Alive(pid_t pid) {
   if (pid <= 0 || ::kill(pid, 0) != 0) return false;
-  std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat = ReadText("/proc/" + std::to_string(pid) + "/stat");
   size_t close = stat.rfind(')');
   return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
 }
@@ -52,7 +48,7 @@ class SshNodeTest : public SshdFixture {
   }
   // The bootstrapped agent is detached from us: stop it by its pidfile.
   void StopBootstrappedAgent() const {
-    std::string pid_text = ReadFile(Prefix() + "/run/gpuctld.pid");
+    std::string pid_text = ReadText(Prefix() + "/run/gpuctld.pid");
     pid_t pid = pid_text.empty() ? 0 : std::stoi(pid_text);
     if (Alive(pid)) {
       ::kill(pid, SIGTERM);
@@ -71,9 +67,9 @@ class SshNodeTest : public SshdFixture {
     if (accept_new) args.insert(args.begin(), "--accept-new-host-key");
     return Gpuctl(args);
   }
-  int PidFromFile() const { return std::stoi(ReadFile(Prefix() + "/run/gpuctld.pid")); }
+  int PidFromFile() const { return std::stoi(ReadText(Prefix() + "/run/gpuctld.pid")); }
   std::string LocalBuild() const {
-    return client::ssh::Sha256Hex(ReadFile(BinaryPath("gpuctld"))).substr(0, 12);
+    return client::ssh::Sha256Hex(ReadText(BinaryPath("gpuctld"))).substr(0, 12);
   }
 };
 
@@ -87,7 +83,7 @@ TEST_F(SshNodeTest, UnknownHostKeyIsRefusedUntilAcceptedThenRecorded) {
 
   RunResult accepted = Bootstrap(/*accept_new=*/true);
   ASSERT_EQ(accepted.exit_code, 0) << accepted.err << "\n" << SshdLog();
-  EXPECT_NE(ReadFile(KnownHosts()).find("[127.0.0.1]:" + std::to_string(port_)), std::string::npos);
+  EXPECT_NE(ReadText(KnownHosts()).find("[127.0.0.1]:" + std::to_string(port_)), std::string::npos);
   // Recorded: the next connection needs no flag.
   RunResult health = Gpuctl({"--node", "n1", "health"});
   EXPECT_EQ(health.exit_code, 0) << health.err;
@@ -95,7 +91,7 @@ TEST_F(SshNodeTest, UnknownHostKeyIsRefusedUntilAcceptedThenRecorded) {
 
 TEST_F(SshNodeTest, BootstrapStartsTheAgentAndHealthGoesThroughSsh) {
   RunResult first = Bootstrap(/*accept_new=*/true);
-  ASSERT_EQ(first.exit_code, 0) << first.err << "\n" << ReadFile(Prefix() + "/log/gpuctld.log");
+  ASSERT_EQ(first.exit_code, 0) << first.err << "\n" << ReadText(Prefix() + "/log/gpuctld.log");
   EXPECT_NE(first.err.find("uploading gpuctld ("), std::string::npos) << first.err;
   int pid = PidFromFile();
   EXPECT_TRUE(Alive(pid));
@@ -104,9 +100,9 @@ TEST_F(SshNodeTest, BootstrapStartsTheAgentAndHealthGoesThroughSsh) {
   nlohmann::json summary = nlohmann::json::parse(first.out);
   EXPECT_EQ(summary["changed"], true);
   EXPECT_EQ(summary["pid"], pid);
-  EXPECT_EQ(ReadFile(Prefix() + "/bin/gpuctld"), ReadFile(BinaryPath("gpuctld")));
+  EXPECT_EQ(ReadText(Prefix() + "/bin/gpuctld"), ReadText(BinaryPath("gpuctld")));
   // The agent listens only on the prefix's unix socket.
-  nlohmann::json config = nlohmann::json::parse(ReadFile(Prefix() + "/etc/gpuctld.json"));
+  nlohmann::json config = nlohmann::json::parse(ReadText(Prefix() + "/etc/gpuctld.json"));
   EXPECT_EQ(config["listen"], nlohmann::json::array({"unix:" + Prefix() + "/run/gpuctld.sock"}));
 
   // No --agent: the node's agent, through the SSH channel.
@@ -145,7 +141,7 @@ TEST_F(SshNodeTest, AnAgentOfAnotherBuildIsReplaced) {
   std::filesystem::rename(other, Prefix() + "/bin/gpuctld");
 
   RunResult replaced = Bootstrap();
-  ASSERT_EQ(replaced.exit_code, 0) << replaced.err << "\n" << ReadFile(Prefix() + "/log/gpuctld.log");
+  ASSERT_EQ(replaced.exit_code, 0) << replaced.err << "\n" << ReadText(Prefix() + "/log/gpuctld.log");
   EXPECT_NE(replaced.err.find("uploading gpuctld"), std::string::npos) << replaced.err;
   EXPECT_NE(replaced.err.find("stopping gpuctld (pid " + std::to_string(old_pid) + ")"), std::string::npos)
       << replaced.err;
@@ -153,14 +149,14 @@ TEST_F(SshNodeTest, AnAgentOfAnotherBuildIsReplaced) {
   EXPECT_NE(new_pid, old_pid);
   EXPECT_FALSE(Alive(old_pid));
   EXPECT_TRUE(Alive(new_pid));
-  EXPECT_EQ(ReadFile(Prefix() + "/bin/gpuctld"), ReadFile(BinaryPath("gpuctld")));
+  EXPECT_EQ(ReadText(Prefix() + "/bin/gpuctld"), ReadText(BinaryPath("gpuctld")));
   EXPECT_EQ(Gpuctl({"--node", "n1", "health"}).exit_code, 0);
 }
 
 TEST_F(SshNodeTest, ChangedHostKeyIsRefusedLoudlyEvenWithTheAcceptFlag) {
   ASSERT_EQ(Bootstrap(/*accept_new=*/true).exit_code, 0);
   ASSERT_NO_FATAL_FAILURE(StartSshd("other_host_key"));
-  std::string known_before = ReadFile(KnownHosts());
+  std::string known_before = ReadText(KnownHosts());
   for (bool accept_new : {false, true}) {
     std::vector<std::string> args = {"--node", "n1", "health"};
     if (accept_new) args.insert(args.begin(), "--accept-new-host-key");
@@ -170,7 +166,7 @@ TEST_F(SshNodeTest, ChangedHostKeyIsRefusedLoudlyEvenWithTheAcceptFlag) {
     EXPECT_NE(refused.err.find("ssh-keygen -R '[127.0.0.1]:" + std::to_string(port_) + "'"), std::string::npos)
         << refused.err;
   }
-  EXPECT_EQ(ReadFile(KnownHosts()), known_before);
+  EXPECT_EQ(ReadText(KnownHosts()), known_before);
 }
 
 TEST_F(SshNodeTest, NodeWithoutAnAgentSaysHowToBootstrapIt) {

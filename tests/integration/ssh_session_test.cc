@@ -12,6 +12,7 @@
 #include "client/ssh/ssh_session.h"
 #include "tests/fakes/scoped_env.h"
 #include "tests/integration/sshd_fixture.h"
+#include "tests/fakes/temp_dir.h"
 
 namespace gpuctl::testing {
 namespace {
@@ -20,12 +21,7 @@ using client::ssh::SshOptions;
 using client::ssh::SshSession;
 using client::ssh::SshTarget;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gpuctl::testing::ReadText;
 
 class SshSessionTest : public SshdFixture {
  protected:
@@ -60,7 +56,7 @@ TEST_F(SshSessionTest, UnknownHostKeyIsRefusedWithItsFingerprint) {
 
 TEST_F(SshSessionTest, AcceptedHostKeyIsRecordedAndThenKnown) {
   ASSERT_NE(ConnectAccepting(), nullptr);
-  std::string known = ReadFile(KnownHosts());
+  std::string known = ReadText(KnownHosts());
   EXPECT_NE(known.find("[127.0.0.1]:" + std::to_string(port_)), std::string::npos) << known;
   // Known now: no flag needed.
   auto again = SshSession::Connect(Target(), Options());
@@ -70,7 +66,7 @@ TEST_F(SshSessionTest, AcceptedHostKeyIsRecordedAndThenKnown) {
 TEST_F(SshSessionTest, ChangedHostKeyIsRefusedEvenWhenAcceptingNewKeys) {
   ASSERT_NE(ConnectAccepting(), nullptr);
   ASSERT_NO_FATAL_FAILURE(StartSshd("other_host_key"));
-  std::string before = ReadFile(KnownHosts());
+  std::string before = ReadText(KnownHosts());
   auto session = SshSession::Connect(Target(), Options(true));
   ASSERT_FALSE(session.ok());
   EXPECT_EQ(session.status().code(), ErrorCode::kPermissionDenied);
@@ -79,7 +75,7 @@ TEST_F(SshSessionTest, ChangedHostKeyIsRefusedEvenWhenAcceptingNewKeys) {
   EXPECT_NE(message.find("man-in-the-middle"), std::string::npos) << message;
   EXPECT_NE(message.find("ssh-keygen -R"), std::string::npos) << message;
   EXPECT_NE(message.find(HostKeyFingerprint("other_host_key")), std::string::npos) << message;
-  EXPECT_EQ(ReadFile(KnownHosts()), before) << "a changed key must never be recorded";
+  EXPECT_EQ(ReadText(KnownHosts()), before) << "a changed key must never be recorded";
 }
 
 TEST_F(SshSessionTest, WrongUserKeyIsRefusedWithoutPasswordFallback) {
@@ -162,7 +158,7 @@ TEST_F(SshSessionTest, UploadReplacesAtomicallyWithTheGivenMode) {
   std::string target = dir_.path() + "/remote/gpuctld";
   dir_.WriteFile("remote/gpuctld", "old binary");
   ASSERT_TRUE(session->UploadBytes(content, target, 0750).ok());
-  EXPECT_EQ(ReadFile(target), content);
+  EXPECT_EQ(ReadText(target), content);
   struct stat st{};
   ASSERT_EQ(::stat(target.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0750u);
@@ -170,7 +166,7 @@ TEST_F(SshSessionTest, UploadReplacesAtomicallyWithTheGivenMode) {
 
   dir_.WriteFile("local.json", "{\"a\": 1}\n");
   ASSERT_TRUE(session->UploadFile(dir_.path() + "/local.json", target, 0644).ok());
-  EXPECT_EQ(ReadFile(target), "{\"a\": 1}\n");
+  EXPECT_EQ(ReadText(target), "{\"a\": 1}\n");
   Status missing_dir = session->UploadBytes("x", dir_.path() + "/no/such/dir/file", 0644);
   EXPECT_EQ(missing_dir.code(), ErrorCode::kIo) << missing_dir.ToString();
 }

@@ -40,12 +40,7 @@ std::string TmuxSocketDir() {
   return std::string(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp") + "/tmux-" + std::to_string(::getuid());
 }
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using gpuctl::testing::ReadText;
 
 // What a tmux server does while it exits (server.c, server_accept: once it
 // is exiting, a client that connects is closed at once; the client then
@@ -173,9 +168,9 @@ TEST_F(TmuxStartTest, AStartThatMeetsTheServerExitingStillStartsTheJobOnce) {
   EXPECT_EQ(exiting.turned_away(), 1) << "the start never met the exiting server";
   ASSERT_TRUE(started.ok()) << started.ToString();
   EXPECT_TRUE(tmux_->HasSession("gpuctl-rw25"));
-  ASSERT_TRUE(WaitUntil([&] { return ReadAll(ran) == "ran\n"; }, 10s)) << "the job never ran: '" << ReadAll(ran) << "'";
+  ASSERT_TRUE(WaitUntil([&] { return ReadText(ran) == "ran\n"; }, 10s)) << "the job never ran: '" << ReadText(ran) << "'";
   std::this_thread::sleep_for(200ms);
-  EXPECT_EQ(ReadAll(ran), "ran\n") << "the job ran more than once";
+  EXPECT_EQ(ReadText(ran), "ran\n") << "the job ran more than once";
   auto sessions = tmux_->ListSessions();
   ASSERT_TRUE(sessions.ok()) << sessions.status().ToString();
   EXPECT_EQ(*sessions, std::vector<std::string>{"gpuctl-rw25"});

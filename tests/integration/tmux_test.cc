@@ -27,12 +27,7 @@ using namespace std::chrono_literals;
 using gpuctl::testing::TempDir;
 using gpuctl::testing::WaitUntil;
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using gpuctl::testing::ReadText;
 
 bool Exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
 
@@ -99,7 +94,7 @@ TEST_F(TmuxTest, ArgvEnvAndCwdReachTheProgramVerbatim) {
   ASSERT_TRUE(WaitUntil([&] { return Exists(out); }, 10s)) << "the session never wrote " << out;
 
   const std::string cwd = std::filesystem::canonical(work_dir).string();
-  EXPECT_EQ(ReadAll(out), tricky + "\n*\n--flag=x y\n$HOME\n;\nx;\nkill-server\ny\\;\n#S\n" +
+  EXPECT_EQ(ReadText(out), tricky + "\n*\n--flag=x y\n$HOME\n;\nx;\nkill-server\ny\\;\n#S\n" +
                               "env=value with spaces $HOME `id` #S;\ncwd=" + cwd + "\n");
 }
 
@@ -113,7 +108,7 @@ TEST_F(TmuxTest, ALoneArgumentRunsAsAProgramNotAShellLine) {
 
   Status started = tmux_->NewSession({"lone", {program}, {}, ""});
   ASSERT_TRUE(started.ok()) << started.ToString();
-  ASSERT_TRUE(WaitUntil([&] { return Exists(out) && ReadAll(out) == "ran\n"; }, 10s))
+  ASSERT_TRUE(WaitUntil([&] { return Exists(out) && ReadText(out) == "ran\n"; }, 10s))
       << "the program with a shell-looking path did not run";
 }
 

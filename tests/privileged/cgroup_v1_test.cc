@@ -23,12 +23,12 @@
 #include "agents/sys/process_control.h"
 #include "agents/sys/psi_trigger.h"
 #include "tests/fakes/skip_policy.h"
+#include "common/units.h"
 
 namespace gpuctl::sys {
 namespace {
 
 using namespace std::chrono_literals;
-constexpr uint64_t kMiB = uint64_t{1} << 20;
 
 // A forked child that waits for orders on a pipe: N > 0 allocates and touches
 // N MiB more, 0 forks `extra` grandchildren that sleep. It acknowledges each

@@ -21,13 +21,13 @@
 #include "tests/integration/train_fixture.h"
 #include "tests/privileged/memory_cgroup_support.h"
 #include "tests/fakes/skip_policy.h"
+#include "common/units.h"
 
 namespace gpuctl::testing {
 namespace {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
-constexpr uint64_t kMiB = uint64_t{1} << 20;
 
 // The most compiles at their peak at once, from their "peak T" / "end T"
 // lines (a paused compile has started, but holds less until it runs again).

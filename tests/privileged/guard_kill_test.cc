@@ -20,12 +20,12 @@
 #include "tests/integration/process_support.h"
 #include "tests/privileged/memory_cgroup_support.h"
 #include "tests/fakes/skip_policy.h"
+#include "common/units.h"
 
 namespace gpuctl::testing {
 namespace {
 
 using nlohmann::json;
-constexpr uint64_t kGiB = uint64_t{1} << 30;
 class GuardKill : public ::testing::Test {
  protected:
   void SetUp() override {

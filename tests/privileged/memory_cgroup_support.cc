@@ -11,13 +11,6 @@
 
 namespace gpuctl::testing {
 
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::string OwnMemoryCgroup() {
   std::istringstream lines(ReadText("/proc/self/cgroup"));
   for (std::string line; std::getline(lines, line);) {

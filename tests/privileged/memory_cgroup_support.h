@@ -6,11 +6,12 @@
 #include <cstdint>
 #include <string>
 
+#include "tests/fakes/temp_dir.h"  // ReadText
+
 namespace gpuctl::testing {
 
 inline const std::string kMemoryRoot = "/sys/fs/cgroup/memory";
 
-std::string ReadText(const std::string& path);
 // This process's cgroup in the v1 memory hierarchy ("/a/b"), "" at its root.
 std::string OwnMemoryCgroup();
 // The value after `key` in a "key value" file (memory.oom_control's

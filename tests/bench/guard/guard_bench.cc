@@ -66,6 +66,7 @@
 #include "gpuctl/v1/agent.grpc.pb.h"
 #include "tests/bench/agent_process.h"
 #include "tests/bench/proc_sample.h"
+#include "common/units.h"
 
 namespace gpuctl::bench {
 namespace {
@@ -73,8 +74,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
-constexpr uint64_t kMiB = uint64_t{1} << 20;
-constexpr uint64_t kGiB = uint64_t{1} << 30;
 constexpr uint64_t kDomainBytes = 2 * kGiB;
 // gpuctl's default reserve for a 2 GiB domain: min(max(1 GiB, 3%), total/8).
 constexpr uint64_t kLineBytes = kDomainBytes / 8;

@@ -1,12 +1,11 @@
 #include "agents/build/build_governor_policy.h"
+#include "common/units.h"
 
 #include <gtest/gtest.h>
 
 namespace gpuctl::build {
 namespace {
 
-constexpr uint64_t kMiB = uint64_t{1} << 20;
-constexpr uint64_t kGiB = uint64_t{1} << 30;
 
 TreeSample Nvcc(std::string id, uint64_t rss, uint32_t archs = 1, uint32_t threads = 1, std::string source = "") {
   return {.id = std::move(id), .program = "nvcc", .source = std::move(source), .archs = archs, .threads = threads,

@@ -7,11 +7,11 @@
 #include <gtest/gtest.h>
 
 #include "agents/provision/nvcc_memtrace.h"
+#include "common/units.h"
 
 namespace gpuctl::sim {
 namespace {
 
-constexpr uint64_t kGiB = uint64_t{1} << 30;
 
 std::string ReadFixture(const std::string& name) {
   std::ifstream in(std::string(GPUCTL_FIXTURES_DIR) + "/" + name);

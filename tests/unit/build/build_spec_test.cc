@@ -1,11 +1,11 @@
 #include "agents/build/build_spec.h"
+#include "common/units.h"
 
 #include <gtest/gtest.h>
 
 namespace gpuctl::build {
 namespace {
 
-constexpr uint64_t kGiB = uint64_t{1} << 30;
 
 BuildHostFacts Host() {
   return {.cpus = 16, .available_bytes = 100 * kGiB, .reserve_bytes = 4 * kGiB, .domain_total_bytes = 128 * kGiB,

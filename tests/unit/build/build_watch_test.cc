@@ -13,6 +13,7 @@
 #include "tests/fakes/temp_dir.h"
 #include "tests/unit/guard/proc_fixture.h"
 #include "tests/fakes/skip_policy.h"
+#include "common/units.h"
 
 namespace gpuctl::build {
 namespace {
@@ -20,7 +21,6 @@ namespace {
 using guard::testing::FixtureProcess;
 using guard::testing::WriteProcess;
 
-constexpr uint64_t kGiB = uint64_t{1} << 30;
 constexpr uint64_t kKiBPerGiB = uint64_t{1} << 20;
 const std::string kCgroup = "/gpuctl/fa@r1";
 

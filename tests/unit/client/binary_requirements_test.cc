@@ -8,18 +8,14 @@
 #include "client/node/binary_requirements.h"
 #include "client/node/node_fit.h"
 #include "tests/fakes/skip_policy.h"
+#include "tests/fakes/temp_dir.h"
 
 namespace gpuctl::client {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
+using gpuctl::testing::ReadText;
 
-RemoteAgentState Node(std::string machine, std::string glibc) {
+RemoteAgentState RemoteNode(std::string machine, std::string glibc) {
   RemoteAgentState node;
   node.machine = std::move(machine);
   node.glibc = std::move(glibc);
@@ -41,7 +37,7 @@ TEST(GlibcVersionTest, ParsesEveryFormThatOccurs) {
 // The agent built here, for the architecture this test is built for: a
 // dynamic executable (glibc) in every build.
 TEST(BinaryRequirementsTest, ReadsARealExecutable) {
-  std::string agent = ReadFile(GPUCTL_BINARY_DIR "/daemon/gpuctld");
+  std::string agent = ReadText(GPUCTL_BINARY_DIR "/daemon/gpuctld");
   ASSERT_FALSE(agent.empty()) << "no gpuctld built in " GPUCTL_BINARY_DIR;
   Result<BinaryRequirements> needs = ReadBinaryRequirements(agent);
   ASSERT_TRUE(needs.ok()) << needs.status().ToString();
@@ -59,7 +55,7 @@ TEST(BinaryRequirementsTest, ReadsARealExecutable) {
 // The shipped agent: glibc and libgcc only, and a floor of at most 2.34
 // (Ubuntu 22.04 and RHEL 9 have 2.35 and 2.34).
 TEST(BinaryRequirementsTest, ThePortableAgentNeedsOnlyGlibc234) {
-  std::string agent = ReadFile(GPUCTL_BINARY_DIR "/daemon/gpuctld");
+  std::string agent = ReadText(GPUCTL_BINARY_DIR "/daemon/gpuctld");
   if (agent.empty()) GPUCTL_SKIP() << "no gpuctld built in " GPUCTL_BINARY_DIR;
   Result<BinaryRequirements> needs = ReadBinaryRequirements(agent);
   ASSERT_TRUE(needs.ok()) << needs.status().ToString();
@@ -73,7 +69,7 @@ TEST(BinaryRequirementsTest, ThePortableAgentNeedsOnlyGlibc234) {
 TEST(BinaryRequirementsTest, RefusesWhatIsNotAnElfFileWithoutReadingPastIt) {
   EXPECT_EQ(ReadBinaryRequirements("").status().code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(ReadBinaryRequirements("#!/bin/sh\necho hi\n").status().code(), ErrorCode::kInvalidArgument);
-  std::string real = ReadFile(GPUCTL_BINARY_DIR "/daemon/gpuctld");
+  std::string real = ReadText(GPUCTL_BINARY_DIR "/daemon/gpuctld");
   ASSERT_GT(real.size(), 4096u);
   // Cut anywhere: an error or a partial answer, never a read past the end
   // (ASan checks the latter).
@@ -88,24 +84,24 @@ TEST(BinaryRequirementsTest, RefusesWhatIsNotAnElfFileWithoutReadingPastIt) {
 
 TEST(NodeFitTest, RefusesAnOlderGlibcNamingBoth) {
   BinaryRequirements needs{.machine = "x86_64", .glibc = {2, 34}, .shared_libraries = {"libc.so.6", "libm.so.6"}};
-  EXPECT_TRUE(CheckNodeCanRun(needs, Node("x86_64", "2.34"), "n1").ok());
-  EXPECT_TRUE(CheckNodeCanRun(needs, Node("x86_64", "2.41"), "n1").ok());
-  Status old = CheckNodeCanRun(needs, Node("x86_64", "2.31"), "n1");
+  EXPECT_TRUE(CheckNodeCanRun(needs, RemoteNode("x86_64", "2.34"), "n1").ok());
+  EXPECT_TRUE(CheckNodeCanRun(needs, RemoteNode("x86_64", "2.41"), "n1").ok());
+  Status old = CheckNodeCanRun(needs, RemoteNode("x86_64", "2.31"), "n1");
   EXPECT_EQ(old.code(), ErrorCode::kFailedPrecondition);
   EXPECT_NE(old.message().find("needs glibc 2.34"), std::string::npos) << old.message();
   EXPECT_NE(old.message().find("has glibc 2.31"), std::string::npos) << old.message();
   EXPECT_NE(old.message().find("Test OS"), std::string::npos) << old.message();
-  EXPECT_EQ(CheckNodeCanRun(needs, Node("x86_64", ""), "n1").code(), ErrorCode::kFailedPrecondition);
-  EXPECT_EQ(CheckNodeCanRun(needs, Node("x86_64", "two"), "n1").code(), ErrorCode::kFailedPrecondition);
+  EXPECT_EQ(CheckNodeCanRun(needs, RemoteNode("x86_64", ""), "n1").code(), ErrorCode::kFailedPrecondition);
+  EXPECT_EQ(CheckNodeCanRun(needs, RemoteNode("x86_64", "two"), "n1").code(), ErrorCode::kFailedPrecondition);
 }
 
 TEST(NodeFitTest, RefusesAnotherArchitectureAndANonPortableBuild) {
   BinaryRequirements needs{.machine = "x86_64", .glibc = {2, 34}, .shared_libraries = {"libc.so.6"}};
-  Status arch = CheckNodeCanRun(needs, Node("aarch64", "2.36"), "gh200");
+  Status arch = CheckNodeCanRun(needs, RemoteNode("aarch64", "2.36"), "gh200");
   EXPECT_EQ(arch.code(), ErrorCode::kFailedPrecondition);
   EXPECT_NE(arch.message().find("aarch64"), std::string::npos);
   needs.shared_libraries.push_back("libspdlog.so.1.10");
-  Status dynamic = CheckNodeCanRun(needs, Node("x86_64", "2.36"), "n1");
+  Status dynamic = CheckNodeCanRun(needs, RemoteNode("x86_64", "2.36"), "n1");
   EXPECT_EQ(dynamic.code(), ErrorCode::kFailedPrecondition);
   EXPECT_NE(dynamic.message().find("libspdlog.so.1.10"), std::string::npos);
   EXPECT_EQ(LibrariesBeyondGlibc({.machine = "aarch64", .glibc = {}, .shared_libraries = {"ld-linux-aarch64.so.1", "libgcc_s.so.1"}}).size(), 0u);

@@ -3,12 +3,12 @@
 #include "client/output/job_json.h"
 #include "client/output/job_state.h"
 #include "client/output/job_text.h"
+#include "common/units.h"
 
 namespace gpuctl::client {
 namespace {
 
 constexpr int64_t kStarted = 1764530000000;
-constexpr uint64_t kGiB = 1ull << 30;
 
 v1::JobEvent OomEvent() {
   v1::JobEvent e;

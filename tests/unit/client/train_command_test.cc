@@ -17,6 +17,7 @@
 #include "client/exit_codes.h"
 #include "gpuctl/v1/agent.grpc.pb.h"
 #include "tests/fakes/temp_dir.h"
+#include "tests/unit/client/cli_run.h"
 
 namespace gpuctl::client {
 namespace {
@@ -118,12 +119,6 @@ class FakeAgentServer {
 
  private:
   std::unique_ptr<grpc::Server> server_;
-};
-
-struct CliRun {
-  int code = -1;
-  std::string out;
-  std::string err;
 };
 
 class TrainCommandTest : public ::testing::Test {

@@ -10,29 +10,29 @@
 #include "agents/sys/process_control.h"
 #include "daemon/server/build_setup.h"
 #include "tests/fakes/temp_dir.h"
+#include "common/units.h"
 
 namespace gpuctl::daemon {
 namespace {
 
 using gpuctl::testing::TempDir;
 
-constexpr uint64_t kMiB = uint64_t{1} << 20;
 constexpr uint64_t kHostTotal = uint64_t{16384000} * 1024;
-constexpr uint64_t kDomain = 2560 * kMiB;
+constexpr uint64_t kStartupDomain = 2560 * kMiB;
 
 // A 16 GB v2 host with a 2.5 GiB cgroup G.
-struct Host {
+struct StartupHost {
   TempDir dir;
   sys::HostFs fs{dir.path()};
   std::unique_ptr<sys::ProcessControl> processes = sys::MakeProcessControl(fs);
   std::unique_ptr<sys::CgroupDriver> cgroups;
 
-  Host() {
+  StartupHost() {
     dir.WriteFile("proc/meminfo",
                   "MemTotal:       16384000 kB\nMemFree:         8000000 kB\nMemAvailable:   12000000 kB\n"
                   "SwapTotal:             0 kB\nSwapFree:              0 kB\n");
     dir.WriteFile("sys/fs/cgroup/cgroup.controllers", "cpu memory pids\n");
-    dir.WriteFile("sys/fs/cgroup/G/memory.max", std::to_string(kDomain) + "\n");
+    dir.WriteFile("sys/fs/cgroup/G/memory.max", std::to_string(kStartupDomain) + "\n");
     dir.WriteFile("sys/fs/cgroup/G/memory.current", std::to_string(100 * kMiB) + "\n");
     dir.WriteFile("sys/fs/cgroup/G/memory.stat", "anon 104857600\nactive_file 0\ninactive_file 0\n");
     dir.WriteFile("sys/fs/cgroup/G/cgroup.controllers", "memory\n");
@@ -72,7 +72,7 @@ TEST(AgentStartup, AStateDirThatCannotBeMadeIsTheHostsFailure) {
 }
 
 TEST(AgentStartup, NoGuardNoPlanAndJobsWithoutCgroups) {
-  Host host;
+  StartupHost host;
   DaemonConfig config;
   config.guard = false;
   Result<std::optional<GuardPlan>> plan = PlanGuardIfOn(config, host.fs, host.cgroups.get());
@@ -86,7 +86,7 @@ TEST(AgentStartup, NoGuardNoPlanAndJobsWithoutCgroups) {
 }
 
 TEST(AgentStartup, ABadGuardSettingRefusesTheStartAsTheUsers) {
-  Host host;
+  StartupHost host;
   DaemonConfig config;
   config.guard_reserve = "64G";  // more than the 16 GB host
   Result<std::optional<GuardPlan>> plan = PlanGuardIfOn(config, host.fs, host.cgroups.get());
@@ -102,7 +102,7 @@ TEST(AgentStartup, ABadGuardSettingRefusesTheStartAsTheUsers) {
 }
 
 TEST(AgentStartup, JobsGetTheGuardsCgroupParentAndLimit) {
-  Host host;
+  StartupHost host;
   ASSERT_NE(host.cgroups, nullptr);
   DaemonConfig config;
   config.guard_domain = "cgroup:/G";
@@ -123,14 +123,14 @@ TEST(AgentStartup, JobsGetTheGuardsCgroupParentAndLimit) {
 // The reserve an extension build leaves free is the one a `gpuctl build`
 // job leaves, and the guard's kill line: guard::BudgetOf over its domain.
 TEST(AgentStartup, ProvisioningLeavesTheGuardsOwnReserve) {
-  Host host;
+  StartupHost host;
   DaemonConfig config;
   config.guard_domain = "cgroup:/G";
   config.provision_root = "/mnt/root";
   Result<std::optional<GuardPlan>> plan = PlanGuardIfOn(config, host.fs, host.cgroups.get());
   ASSERT_TRUE(plan.ok() && plan->has_value()) << plan.status().ToString();
   provision::ProvisionConfig provision = ProvisionConfigFor(config, *plan, host.fs, host.cgroups.get());
-  EXPECT_EQ(provision.guard_reserve_bytes, guard::ReserveBytes((*plan)->config, kDomain));
+  EXPECT_EQ(provision.guard_reserve_bytes, guard::ReserveBytes((*plan)->config, kStartupDomain));
   EXPECT_EQ(provision.guard_reserve_bytes, BuildMemoryFacts(host.fs, *plan, host.cgroups.get()).reserve_bytes);
   EXPECT_EQ(provision.system_root, "/mnt/root");
   EXPECT_EQ(provision.state_dir, config.state_dir);

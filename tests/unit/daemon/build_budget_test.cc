@@ -11,23 +11,23 @@
 #include "agents/sys/process_control.h"
 #include "daemon/server/build_setup.h"
 #include "tests/fakes/temp_dir.h"
+#include "common/units.h"
 
 namespace gpuctl::daemon {
 namespace {
 
 using gpuctl::testing::TempDir;
 
-constexpr uint64_t kMiB = uint64_t{1} << 20;
 constexpr uint64_t kDomain = 2560 * kMiB;  // 2.5 GiB
 constexpr uint64_t kUsed = 100 * kMiB;
 
-struct Host {
+struct BudgetHost {
   TempDir dir;
   sys::HostFs fs{dir.path()};
   std::unique_ptr<sys::ProcessControl> processes = sys::MakeProcessControl(fs);
   std::unique_ptr<sys::CgroupDriver> cgroups;
 
-  explicit Host(bool v2) {
+  explicit BudgetHost(bool v2) {
     dir.WriteFile("proc/meminfo",
                   "MemTotal:       16384000 kB\nMemFree:         8000000 kB\nMemAvailable:   12000000 kB\n"
                   "SwapTotal:             0 kB\nSwapFree:              0 kB\n");
@@ -54,7 +54,7 @@ struct Host {
 };
 
 void ExpectTheDomainsBudget(bool v2) {
-  Host host(v2);
+  BudgetHost host(v2);
   ASSERT_NE(host.cgroups, nullptr);
   DaemonConfig config;
   config.guard_domain = "cgroup:/G";
@@ -84,7 +84,7 @@ TEST(BuildBudget, ComesFromTheGuardsV1CgroupDomain) { ExpectTheDomainsBudget(/*v
 TEST(BuildBudget, ComesFromTheGuardsV2CgroupDomain) { ExpectTheDomainsBudget(/*v2=*/true); }
 
 TEST(BuildBudget, WithoutAGuardItIsTheHostLessTheDefaultReserve) {
-  Host host(/*v2=*/false);
+  BudgetHost host(/*v2=*/false);
   build::BuildHostFacts facts = BuildMemoryFacts(host.fs, std::nullopt, host.cgroups.get());
   EXPECT_EQ(facts.available_bytes, uint64_t{12000000} * 1024);
   EXPECT_EQ(facts.reserve_bytes, guard::DefaultReserveBytes(uint64_t{16384000} * 1024));
@@ -92,7 +92,7 @@ TEST(BuildBudget, WithoutAGuardItIsTheHostLessTheDefaultReserve) {
 
 // A file of a cgroup is not a cgroup: the guard would read nothing there.
 TEST(BuildBudget, AGuardDomainThatIsAFileIsRefused) {
-  Host host(/*v2=*/false);
+  BudgetHost host(/*v2=*/false);
   DaemonConfig config;
   config.guard_domain = "cgroup:/G/memory.limit_in_bytes";
   Result<GuardPlan> plan = PlanGuard(config, host.fs, host.cgroups.get());

@@ -10,6 +10,7 @@
 #include "daemon/service/event_convert.h"
 #include "gpuctl/v1/agent.grpc.pb.h"
 #include "tests/fakes/fake_clock.h"
+#include "tests/fakes/wait_for.h"
 
 namespace gpuctl::daemon {
 namespace {
@@ -37,13 +38,7 @@ events::AgentEvent Event(const std::string& kind, const std::string& job = "") {
   return e;
 }
 
-bool WaitFor(const std::function<bool()>& ready) {
-  for (int i = 0; i < 500; ++i) {
-    if (ready()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return ready();
-}
+using gpuctl::testing::WaitFor;
 
 class EventStream : public ::testing::Test {
  protected:

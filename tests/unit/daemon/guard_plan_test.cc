@@ -18,13 +18,13 @@ constexpr const char* kMeminfo =
     "MemTotal:       16384000 kB\nMemFree:         8000000 kB\nMemAvailable:   12000000 kB\n"
     "SwapTotal:             0 kB\nSwapFree:              0 kB\n";
 
-struct Host {
+struct PlanHost {
   TempDir dir;
   sys::HostFs fs{dir.path()};
   std::unique_ptr<sys::ProcessControl> processes = sys::MakeProcessControl(fs);
   std::unique_ptr<sys::CgroupDriver> cgroups;
 
-  explicit Host(bool v2) {
+  explicit PlanHost(bool v2) {
     dir.WriteFile("proc/meminfo", kMeminfo);
     if (v2) {
       dir.WriteFile("sys/fs/cgroup/cgroup.controllers", "cpu memory pids\n");
@@ -47,7 +47,7 @@ DaemonConfig CgroupDomain(const std::string& domain) {
 }
 
 TEST(GuardPlanTest, V1DomainByPathUnderTheHierarchyOrByDirectory) {
-  Host host(/*v2=*/false);
+  PlanHost host(/*v2=*/false);
   ASSERT_NE(host.cgroups, nullptr);
   for (const char* domain : {"cgroup:/lxc/c1", "cgroup:/sys/fs/cgroup/memory/lxc/c1"}) {
     Result<GuardPlan> plan = PlanGuard(CgroupDomain(domain), host.fs, host.cgroups.get());
@@ -62,7 +62,7 @@ TEST(GuardPlanTest, V1DomainByPathUnderTheHierarchyOrByDirectory) {
 }
 
 TEST(GuardPlanTest, V2DomainByDirectory) {
-  Host host(/*v2=*/true);
+  PlanHost host(/*v2=*/true);
   ASSERT_NE(host.cgroups, nullptr);
   Result<GuardPlan> plan =
       PlanGuard(CgroupDomain("cgroup:/sys/fs/cgroup/lxc.payload.200"), host.fs, host.cgroups.get());

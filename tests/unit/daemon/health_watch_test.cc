@@ -10,6 +10,7 @@
 
 #include "tests/fakes/fake_clock.h"
 #include "tests/unit/daemon/fake_server_writer.h"
+#include "tests/fakes/wait_for.h"
 
 namespace gpuctl::daemon {
 namespace {
@@ -17,10 +18,7 @@ namespace {
 using namespace std::chrono_literals;
 using Writer = test_support::FakeServerWriter<v1::HealthSnapshot>;
 
-bool WaitFor(const std::function<bool()>& ready) {
-  for (int i = 0; i < 500 && !ready(); ++i) std::this_thread::sleep_for(10ms);
-  return ready();
-}
+using gpuctl::testing::WaitFor;
 
 class HealthWatchTest : public ::testing::Test {
  protected:

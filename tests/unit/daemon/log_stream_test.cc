@@ -13,12 +13,12 @@ namespace gpuctl::daemon {
 namespace {
 
 using namespace std::chrono_literals;
-using Writer = test_support::FakeServerWriter<v1::LogChunk>;
+using LogWriter = test_support::FakeServerWriter<v1::LogChunk>;
 
 class LogStreamTest : public train::test_support::JobSupervisorFixture {
  protected:
   // A running job whose log holds `text`, followed by a new stream bound to `writer`.
-  LogStreamReactor* Follow(Writer& writer, const std::string& text = "step 1 | loss 2.5\n") {
+  LogStreamReactor* Follow(LogWriter& writer, const std::string& text = "step 1 | loss 2.5\n") {
     if (!started_) {
       train::JobRecord job = StartOk(Spec("chatty"));
       train::test_support::Append(job.log_path, text);
@@ -37,7 +37,7 @@ class LogStreamTest : public train::test_support::JobSupervisorFixture {
 };
 
 TEST_F(LogStreamTest, CancelBeforeTheFailedWriteFinishesOnceAndFreesTheSlot) {
-  Writer writer;
+  LogWriter writer;
   Follow(writer);
   ASSERT_EQ(writer.writes(), 1u);
   ASSERT_EQ(slots_.open(), 1u);
@@ -54,7 +54,7 @@ TEST_F(LogStreamTest, CancelBeforeTheFailedWriteFinishesOnceAndFreesTheSlot) {
 }
 
 TEST_F(LogStreamTest, FailedWriteBeforeTheCancelFinishesOnceAndFreesTheSlot) {
-  Writer writer;
+  LogWriter writer;
   Follow(writer);
   ASSERT_EQ(writer.writes(), 1u);
   writer.WriteDone(false);
@@ -67,7 +67,7 @@ TEST_F(LogStreamTest, FailedWriteBeforeTheCancelFinishesOnceAndFreesTheSlot) {
 }
 
 TEST_F(LogStreamTest, CancelWhileWaitingOnTheFileFinishesAtOnce) {
-  Writer writer;
+  LogWriter writer;
   Follow(writer);
   writer.WriteDone(true);  // all there is was written: the stream waits on the hub
   ASSERT_EQ(writer.writes(), 1u);
@@ -85,14 +85,14 @@ TEST_F(LogStreamTest, ManyKilledFollowersGiveEverySlotBack) {
   // Three rounds of as many followers as there are slots, each killed
   // mid-chunk in one order or the other; a new follower is then accepted.
   for (int round = 0; round < 3; ++round) {
-    std::vector<std::unique_ptr<Writer>> writers;
+    std::vector<std::unique_ptr<LogWriter>> writers;
     for (size_t i = 0; i < slots_.max_open(); ++i) {
-      writers.push_back(std::make_unique<Writer>());
+      writers.push_back(std::make_unique<LogWriter>());
       Follow(*writers.back());
     }
     ASSERT_EQ(slots_.open(), slots_.max_open());
     for (size_t i = 0; i < writers.size(); ++i) {
-      Writer& w = *writers[i];
+      LogWriter& w = *writers[i];
       if (i % 2 == 0) {
         w.Cancel();
         w.WriteDone(false);
@@ -105,7 +105,7 @@ TEST_F(LogStreamTest, ManyKilledFollowersGiveEverySlotBack) {
     }
     EXPECT_EQ(slots_.open(), 0u) << "round " << round;
   }
-  Writer last;
+  LogWriter last;
   Follow(last);
   EXPECT_EQ(last.writes(), 1u);
   EXPECT_TRUE(last.finishes().empty());
@@ -116,7 +116,7 @@ TEST_F(LogStreamTest, ManyKilledFollowersGiveEverySlotBack) {
 }
 
 TEST_F(LogStreamTest, NewDataWakesTheStreamAndTheJobsEndFinishesItOk) {
-  Writer writer;
+  LogWriter writer;
   Follow(writer, "first\n");
   writer.WriteDone(true);
   train::test_support::Append(log_path_, "second\n");

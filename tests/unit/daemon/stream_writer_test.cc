@@ -18,7 +18,7 @@ namespace gpuctl::daemon {
 namespace {
 
 using namespace std::chrono_literals;
-using Writer = test_support::FakeServerWriter<v1::AgentEvent>;
+using EventWriter = test_support::FakeServerWriter<v1::AgentEvent>;
 
 struct Counters {
   std::atomic<int> released{0};
@@ -28,14 +28,14 @@ struct Counters {
 
 // Writes `available` events (or endlessly when negative), then idles, or ends
 // with `end` when one is set.
-class TestStream final : public StreamWriter<v1::AgentEvent> {
+class CountingStream final : public StreamWriter<v1::AgentEvent> {
  public:
-  TestStream(Counters& counters, int available, std::optional<grpc::Status> end = std::nullopt,
+  CountingStream(Counters& counters, int available, std::optional<grpc::Status> end = std::nullopt,
              OpenStreams* streams = nullptr)
       : StreamWriter(streams), counters_(counters), available_(available), final_status_(std::move(end)) {
     Start();
   }
-  ~TestStream() override { ++counters_.destroyed; }
+  ~CountingStream() override { ++counters_.destroyed; }
 
   void Add(int more) {
     Update([&] { available_ += more; });
@@ -67,8 +67,8 @@ class TestStream final : public StreamWriter<v1::AgentEvent> {
 
 TEST(StreamWriter, CancelDuringAWriteFinishesOnceWhenTheWriteFails) {
   Counters counters;
-  Writer writer;
-  writer.Bind(new TestStream(counters, 5));
+  EventWriter writer;
+  writer.Bind(new CountingStream(counters, 5));
   ASSERT_EQ(writer.writes(), 1u);
   writer.Cancel();
   EXPECT_TRUE(writer.finishes().empty());
@@ -85,8 +85,8 @@ TEST(StreamWriter, CancelDuringAWriteFinishesOnceWhenTheWriteFails) {
 
 TEST(StreamWriter, AFailedWriteBeforeTheCancelFinishesOnce) {
   Counters counters;
-  Writer writer;
-  writer.Bind(new TestStream(counters, 5));
+  EventWriter writer;
+  writer.Bind(new CountingStream(counters, 5));
   writer.WriteDone(false);
   ASSERT_EQ(writer.finishes().size(), 1u);
   writer.Cancel();
@@ -98,8 +98,8 @@ TEST(StreamWriter, AFailedWriteBeforeTheCancelFinishesOnce) {
 
 TEST(StreamWriter, CancelWhileIdleFinishesAtOnce) {
   Counters counters;
-  Writer writer;
-  writer.Bind(new TestStream(counters, 0));
+  EventWriter writer;
+  writer.Bind(new CountingStream(counters, 0));
   EXPECT_EQ(writer.writes(), 0u);
   writer.Cancel();
   ASSERT_EQ(writer.finishes().size(), 1u);
@@ -109,8 +109,8 @@ TEST(StreamWriter, CancelWhileIdleFinishesAtOnce) {
 
 TEST(StreamWriter, TheSubclassEndWaitsForTheWriteAndCarriesItsStatus) {
   Counters counters;
-  Writer writer;
-  writer.Bind(new TestStream(counters, 2, grpc::Status(grpc::StatusCode::NOT_FOUND, "gone")));
+  EventWriter writer;
+  writer.Bind(new CountingStream(counters, 2, grpc::Status(grpc::StatusCode::NOT_FOUND, "gone")));
   writer.WriteDone(true);
   EXPECT_TRUE(writer.finishes().empty());
   writer.WriteDone(true);
@@ -122,8 +122,8 @@ TEST(StreamWriter, TheSubclassEndWaitsForTheWriteAndCarriesItsStatus) {
 
 TEST(StreamWriter, AServerEndDuringAWriteFinishesFromItsOnWriteDone) {
   Counters counters;
-  Writer writer;
-  auto* stream = new TestStream(counters, -1);
+  EventWriter writer;
+  auto* stream = new CountingStream(counters, -1);
   writer.Bind(stream);
   ASSERT_TRUE(writer.write_outstanding());
   stream->End(grpc::Status(grpc::StatusCode::UNAVAILABLE, "shutting down"));
@@ -140,8 +140,8 @@ TEST(StreamWriter, AServerEndDuringAWriteFinishesFromItsOnWriteDone) {
 
 TEST(StreamWriter, WakeupsAfterTheFinishDoNothing) {
   Counters counters;
-  Writer writer;
-  auto* stream = new TestStream(counters, 0);
+  EventWriter writer;
+  auto* stream = new CountingStream(counters, 0);
   writer.Bind(stream);
   stream->Retain();  // a producer thread that outlives the RPC
   writer.Cancel();
@@ -158,9 +158,9 @@ TEST(StreamWriter, WakeupsAfterTheFinishDoNothing) {
 TEST(OpenStreams, EndAllFinishesIdleStreamsAtOnceWritingOnesAfterTheirWriteAndLaterOnesAtOnce) {
   Counters counters;
   OpenStreams streams;
-  Writer idle, busy, late;
-  idle.Bind(new TestStream(counters, 0, std::nullopt, &streams));
-  busy.Bind(new TestStream(counters, -1, std::nullopt, &streams));
+  EventWriter idle, busy, late;
+  idle.Bind(new CountingStream(counters, 0, std::nullopt, &streams));
+  busy.Bind(new CountingStream(counters, -1, std::nullopt, &streams));
   EXPECT_EQ(streams.size(), 2u);
   streams.EndAll(grpc::Status(grpc::StatusCode::UNAVAILABLE, "shutting down"));
   ASSERT_EQ(idle.finishes().size(), 1u);
@@ -171,7 +171,7 @@ TEST(OpenStreams, EndAllFinishesIdleStreamsAtOnceWritingOnesAfterTheirWriteAndLa
   EXPECT_EQ(busy.finishes()[0].error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_FALSE(busy.finish_during_write());
 
-  late.Bind(new TestStream(counters, -1, std::nullopt, &streams));
+  late.Bind(new CountingStream(counters, -1, std::nullopt, &streams));
   EXPECT_TRUE(late.write_outstanding()) << "its first write was started before it was ended";
   late.WriteDone(true);
   ASSERT_EQ(late.finishes().size(), 1u);
@@ -190,7 +190,7 @@ class EndlessService final : public v1::Agent::CallbackService {
   EndlessService(Counters& counters, OpenStreams& streams) : counters_(counters), streams_(streams) {}
   grpc::ServerWriteReactor<v1::AgentEvent>* WatchEvents(grpc::CallbackServerContext* /*context*/,
                                                         const v1::WatchEventsRequest* request) override {
-    return new TestStream(counters_, request->follow() ? -1 : 0, std::nullopt, &streams_);
+    return new CountingStream(counters_, request->follow() ? -1 : 0, std::nullopt, &streams_);
   }
 
  private:

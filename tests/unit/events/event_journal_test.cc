@@ -17,7 +17,7 @@ namespace {
 using gpuctl::testing::FakeClock;
 using gpuctl::testing::TempDir;
 
-AgentEvent Event(const std::string& kind) {
+AgentEvent JournalEvent(const std::string& kind) {
   AgentEvent e;
   e.kind = kind;
   e.job = "j";
@@ -30,8 +30,8 @@ TEST(EventJournalTest, SeqKeepsRisingAcrossRestarts) {
   FakeClock clock;
   {
     EventLog first(clock, 100, EventJournal::Open(dir.path() + "/events").value());
-    EXPECT_EQ(first.Publish(Event("job_started")), 1u);
-    EXPECT_EQ(first.Publish(Event("guard_kill")), 2u);
+    EXPECT_EQ(first.Publish(JournalEvent("job_started")), 1u);
+    EXPECT_EQ(first.Publish(JournalEvent("guard_kill")), 2u);
   }
   EventLog second(clock, 100, EventJournal::Open(dir.path() + "/events").value());
   EXPECT_EQ(second.last_seq(), 2u);
@@ -39,7 +39,7 @@ TEST(EventJournalTest, SeqKeepsRisingAcrossRestarts) {
   ASSERT_EQ(kept.size(), 2u);
   EXPECT_EQ(kept[1].kind, "guard_kill");
   // A reader that saw seq 1 before the restart gets the rest, then the new.
-  EXPECT_EQ(second.Publish(Event("job_ended")), 3u);
+  EXPECT_EQ(second.Publish(JournalEvent("job_ended")), 3u);
   std::vector<AgentEvent> after = second.Since(1);
   ASSERT_EQ(after.size(), 2u);
   EXPECT_EQ(after[0].seq, 2u);
@@ -56,21 +56,21 @@ TEST(EventJournalTest, MoreThanTheRingKeepsTheNewestAndTheirPlaces) {
   FakeClock clock;
   {
     EventLog first(clock, 4, EventJournal::Open(dir.path() + "/events").value());
-    for (int i = 0; i < 10; ++i) first.Publish(Event("e" + std::to_string(i)));
+    for (int i = 0; i < 10; ++i) first.Publish(JournalEvent("e" + std::to_string(i)));
   }
   EventLog second(clock, 4, EventJournal::Open(dir.path() + "/events").value());
   std::vector<AgentEvent> kept = second.Since(0);
   ASSERT_EQ(kept.size(), 4u);
   EXPECT_EQ(kept.front().seq, 7u);
   EXPECT_EQ(kept.back().kind, "e9");
-  EXPECT_EQ(second.Publish(Event("e10")), 11u);
+  EXPECT_EQ(second.Publish(JournalEvent("e10")), 11u);
   EXPECT_EQ(second.Since(9).size(), 2u);
 }
 
 TEST(EventJournalTest, RotationBoundsTheFilesAndTornLinesAreSkipped) {
   TempDir dir;
   std::unique_ptr<EventJournal> journal = EventJournal::Open(dir.path() + "/events", 4096).value();
-  AgentEvent e = Event("x");
+  AgentEvent e = JournalEvent("x");
   e.message = std::string(200, 'm');
   for (uint64_t seq = 1; seq <= 200; ++seq) {
     e.seq = seq;
@@ -91,7 +91,7 @@ TEST(EventJournalTest, RotationBoundsTheFilesAndTornLinesAreSkipped) {
 }
 
 TEST(EventJournalTest, LinesRoundTripWhateverTheBytes) {
-  AgentEvent e = Event("cuda_oom");
+  AgentEvent e = JournalEvent("cuda_oom");
   e.seq = 5;
   e.time_unix_ms = 1234;
   e.message = "1.2\xe9 GiB is free";

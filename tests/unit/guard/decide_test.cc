@@ -6,6 +6,7 @@
 #include "agents/guard/process_scan.h"
 #include "tests/fakes/temp_dir.h"
 #include "tests/unit/guard/proc_fixture.h"
+#include "common/units.h"
 
 namespace gpuctl::guard {
 namespace {
@@ -15,7 +16,6 @@ using testing::FixtureProcess;
 using testing::kKernelThreadFlags;
 using testing::WriteProcess;
 
-constexpr uint64_t kMiB = uint64_t{1} << 20;
 constexpr int64_t kAgentPid = 4000;
 
 GuardConfig Config() {

@@ -1,4 +1,5 @@
 #include "agents/guard/guard_config.h"
+#include "common/units.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +7,6 @@ namespace gpuctl::guard {
 namespace {
 
 using namespace std::chrono_literals;
-constexpr uint64_t kMiB = uint64_t{1} << 20;
 
 TEST(GuardDomain, ParsesHostAndCgroup) {
   EXPECT_EQ(ParseGuardDomain("host").value_or({}).kind, GuardDomain::Kind::kHost);

@@ -4,6 +4,7 @@
 
 #include "tests/fakes/fake_cgroup_driver.h"
 #include "tests/fakes/temp_dir.h"
+#include "common/units.h"
 
 namespace gpuctl::guard {
 namespace {
@@ -11,7 +12,6 @@ namespace {
 using gpuctl::testing::FakeCgroupDriver;
 using gpuctl::testing::TempDir;
 
-constexpr uint64_t kMiB = uint64_t{1} << 20;
 
 DomainReading Host(uint64_t total, uint64_t available) { return DomainReading{total, available, std::nullopt}; }
 

@@ -12,6 +12,7 @@
 #include "tests/fakes/fake_process_control.h"
 #include "tests/fakes/temp_dir.h"
 #include "tests/unit/guard/proc_fixture.h"
+#include "common/units.h"
 
 namespace gpuctl::guard {
 namespace {
@@ -23,8 +24,6 @@ using gpuctl::testing::TempDir;
 using testing::FixtureProcess;
 using testing::WriteProcess;
 
-constexpr uint64_t kMiB = uint64_t{1} << 20;
-constexpr uint64_t kGiB = uint64_t{1} << 30;
 
 class FakeWork final : public GuardedWork {
  public:

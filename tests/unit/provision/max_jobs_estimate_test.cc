@@ -1,11 +1,11 @@
 #include "agents/provision/max_jobs_estimate.h"
+#include "common/units.h"
 
 #include <gtest/gtest.h>
 
 namespace gpuctl::provision {
 namespace {
 
-constexpr uint64_t kGiB = uint64_t{1} << 30;
 
 TEST(ArchFromComputeCapability, DropsTheDotAndKeepsASuffix) {
   EXPECT_EQ(ArchFromComputeCapability("9.0").value_or(""), "90");

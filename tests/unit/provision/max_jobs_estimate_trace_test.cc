@@ -11,11 +11,11 @@
 #include "agents/provision/max_jobs_estimate.h"
 #include "agents/provision/nvcc_memtrace.h"
 #include "tests/fakes/temp_dir.h"
+#include "common/units.h"
 
 namespace gpuctl::provision {
 namespace {
 
-constexpr uint64_t kMiB = uint64_t{1} << 20;
 
 struct ObservedJob {
   std::string job;

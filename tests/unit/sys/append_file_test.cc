@@ -14,12 +14,7 @@ namespace {
 
 using gpuctl::testing::TempDir;
 
-std::string Read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using gpuctl::testing::ReadText;
 
 TEST(AppendFile, OpensWithTheSizeAndAppendsAtTheEnd) {
   TempDir dir;
@@ -28,7 +23,7 @@ TEST(AppendFile, OpensWithTheSizeAndAppendsAtTheEnd) {
   ASSERT_TRUE(file.ok()) << file.status().ToString();
   EXPECT_EQ(file->size, 4u);
   ASSERT_TRUE(AppendAll(file->fd.get(), "two\n", file->size, "the journal").ok());
-  EXPECT_EQ(Read(dir.path() + "/events.jsonl"), "one\ntwo\n");
+  EXPECT_EQ(ReadText(dir.path() + "/events.jsonl"), "one\ntwo\n");
 }
 
 TEST(AppendFile, CreatesAMissingFileWithTheMode) {
@@ -45,7 +40,7 @@ TEST(AppendFile, RefusesALinkAndWhatIsNotARegularFile) {
   dir.WriteFile("target", "x");
   std::filesystem::create_symlink(dir.path() + "/target", dir.path() + "/link");
   EXPECT_FALSE(OpenForAppend(dir.path() + "/link", 0600).ok());
-  EXPECT_EQ(Read(dir.path() + "/target"), "x");
+  EXPECT_EQ(ReadText(dir.path() + "/target"), "x");
   dir.MakeDir("a_dir");
   EXPECT_FALSE(OpenForAppend(dir.path() + "/a_dir", 0600).ok());
 }

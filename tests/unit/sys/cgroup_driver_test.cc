@@ -16,6 +16,7 @@
 #include "agents/sys/cgroup_v2_driver.h"
 #include "agents/sys/process_control.h"
 #include "tests/fakes/temp_dir.h"
+#include "common/units.h"
 
 namespace gpuctl::sys {
 namespace {
@@ -23,7 +24,6 @@ namespace {
 using gpuctl::testing::TempDir;
 using namespace std::chrono_literals;
 
-constexpr uint64_t kMiB = uint64_t{1} << 20;
 
 std::string Read(const TempDir& dir, const std::string& relative) {
   return ReadControlFile(dir.path() + "/" + relative).value_or("<missing>");

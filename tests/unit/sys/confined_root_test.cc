@@ -24,12 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::TempDir;
 
-std::string Read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gpuctl::testing::ReadText;
 
 // host/secret: a host file. lxc/200/rootfs: a container's root, registered
 // through the {vmid} template as the agent does.
@@ -81,7 +76,7 @@ TEST_P(ConfinedRootTest, WritesRemovesAndRenamesThroughALinkedDirectoryStayInsid
   EXPECT_FALSE(WriteFileAtomic(through, "overwritten").ok());
   (void)RemoveFile(through);  // nothing there inside (openat2), or refused (the walk)
   EXPECT_FALSE(RenameFile(through, through + ".prev").ok());
-  EXPECT_EQ(Read(Host() + "/secret"), "host secret\n");
+  EXPECT_EQ(ReadText(Host() + "/secret"), "host secret\n");
   EXPECT_FALSE(fs::exists(Host() + "/secret.prev"));
 }
 
@@ -99,7 +94,7 @@ TEST_P(ConfinedRootTest, OrdinaryFilesInsideWorkAsBefore) {
   EXPECT_EQ(ReadRegularFile(log, 100).value_or("?"), "line 1\n");
   EXPECT_EQ(RegularFileSize(log).value_or(0), 7u);
   ASSERT_TRUE(RenameFile(log, log + ".prev").ok());
-  EXPECT_EQ(Read(log + ".prev"), "line 1\n");
+  EXPECT_EQ(ReadText(log + ".prev"), "line 1\n");
   ASSERT_TRUE(RemoveFile(log + ".prev").ok());
   EXPECT_FALSE(fs::exists(log + ".prev"));
   EXPECT_TRUE(IsDirectory(Root() + "/var/lib"));

@@ -16,12 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::TempDir;
 
-std::string Read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gpuctl::testing::ReadText;
 
 TEST(DiskSpace, TheSpareTakesTheContentAndBecomesTheFile) {
   TempDir dir;
@@ -30,12 +25,12 @@ TEST(DiskSpace, TheSpareTakesTheContentAndBecomesTheFile) {
   ASSERT_TRUE(KeepSpareFile(spare, 100).ok());
   EXPECT_GE(fs::file_size(spare), 100u);
   ASSERT_TRUE(WriteFileFromSpare(spare, path, "{\"state\": \"failed\"}\n").ok());
-  EXPECT_EQ(Read(path), "{\"state\": \"failed\"}\n") << "cut to length, nothing of the spare left";
+  EXPECT_EQ(ReadText(path), "{\"state\": \"failed\"}\n") << "cut to length, nothing of the spare left";
   EXPECT_FALSE(fs::exists(spare)) << "used up";
   // No spare left: the next one says so, and the file is untouched.
   Status again = WriteFileFromSpare(spare, path, "x");
   EXPECT_EQ(again.code(), ErrorCode::kFailedPrecondition) << again.message();
-  EXPECT_EQ(Read(path), "{\"state\": \"failed\"}\n");
+  EXPECT_EQ(ReadText(path), "{\"state\": \"failed\"}\n");
 }
 
 TEST(DiskSpace, ASpareTooSmallIsRefusedAndKeptWhenBigEnough) {

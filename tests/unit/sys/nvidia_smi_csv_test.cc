@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/fakes/temp_dir.h"
+#include "common/units.h"
 
 namespace gpuctl::sys {
 namespace {
@@ -11,7 +12,6 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-constexpr uint64_t kMiB = 1024 * 1024;
 constexpr const char* kH200Uuid = "GPU-c6489789-7836-64bc-561f-33b9f6b86ea3";
 
 // The fields of the captured query (gpuctl's list plus pstate).

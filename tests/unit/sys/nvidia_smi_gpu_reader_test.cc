@@ -11,6 +11,7 @@
 #include "agents/sys/command_runner.h"
 #include "tests/fakes/scoped_env.h"
 #include "tests/fakes/temp_dir.h"
+#include "common/units.h"
 
 namespace gpuctl::sys {
 namespace {
@@ -20,7 +21,6 @@ using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using namespace std::chrono_literals;
 
-constexpr uint64_t kMiB = 1024 * 1024;
 constexpr const char* kStandIn = GPUCTL_SOURCE_DIR "/tests/fakes/bin/nvidia-smi";
 constexpr const char* kGpuQuery =
     "--query-gpu=index,uuid,name,pci.bus_id,compute_cap,driver_version,memory.total,memory.used,"

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/fakes/scoped_env.h"
+#include "common/units.h"
 
 namespace gpuctl::sys {
 namespace {
@@ -19,7 +20,6 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-constexpr uint64_t kMiB = 1024 * 1024;
 constexpr const char* kFakeNvml = GPUCTL_BINARY_DIR "/tests/fake_nvml/libnvidia-ml.so.1";
 
 std::string SelfComm() {

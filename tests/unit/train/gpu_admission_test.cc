@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "agents/train/gpu_placement.h"
+#include "common/units.h"
 
 namespace gpuctl::train {
 namespace {
@@ -13,7 +14,6 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using Kind = StartPlacement::Kind;
 
-constexpr uint64_t kGiB = uint64_t{1} << 30;
 
 std::vector<GpuSlot> Gpus(uint32_t n) {
   std::vector<GpuSlot> slots;

@@ -7,13 +7,13 @@
 #include <gtest/gtest.h>
 
 #include "tests/unit/train/job_parts_fixture.h"
+#include "common/units.h"
 
 namespace gpuctl::train {
 namespace {
 
 using namespace std::chrono_literals;
 
-constexpr uint64_t kGiB = uint64_t{1} << 30;
 
 class GpuMemorySamplerTest : public test_support::JobPartsFixture {
  protected:

@@ -1,6 +1,7 @@
 // The GPU queue's placement and order as pure functions: counts and lists,
 // jobs and outside processes holding GPUs, memory asked for, and refusals.
 #include "agents/train/gpu_placement.h"
+#include "common/units.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -10,7 +11,6 @@ namespace {
 
 using ::testing::ElementsAre;
 
-constexpr uint64_t kGiB = uint64_t{1} << 30;
 
 std::vector<GpuSlot> FourH200s() {
   std::vector<GpuSlot> slots;

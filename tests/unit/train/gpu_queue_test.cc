@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/unit/train/job_parts_fixture.h"
+#include "common/units.h"
 
 namespace gpuctl::train {
 namespace {
@@ -16,7 +17,6 @@ namespace {
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
-constexpr uint64_t kGiB = uint64_t{1} << 30;
 
 class GpuQueueTest : public test_support::JobPartsFixture {
  protected:

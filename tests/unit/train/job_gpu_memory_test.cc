@@ -7,11 +7,11 @@
 
 #include "agents/sys/nvidia_smi_csv.h"
 #include "tests/fakes/temp_dir.h"
+#include "common/units.h"
 
 namespace gpuctl::train {
 namespace {
 
-constexpr uint64_t kMiB = 1024 * 1024;
 
 sys::GpuDevice Gpu(uint32_t index, uint64_t total_mib, std::vector<sys::GpuProcessInfo> processes) {
   sys::GpuDevice gpu;

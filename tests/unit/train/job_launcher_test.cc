@@ -22,6 +22,7 @@
 #include "tests/fakes/fake_process_control.h"
 #include "tests/fakes/fake_tmux.h"
 #include "tests/fakes/temp_dir.h"
+#include "common/units.h"
 
 namespace gpuctl::train {
 namespace {
@@ -34,14 +35,8 @@ using testing::FakeTmux;
 using testing::TempDir;
 namespace fs = std::filesystem;
 
-constexpr uint64_t kGiB = uint64_t{1} << 30;
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gpuctl::testing::ReadText;
 
 class JobLauncherTest : public ::testing::Test {
  protected:
@@ -271,7 +266,7 @@ TEST_F(JobLauncherTest, PrepareMakesAFreshLogAndTheRunsCgroupWithItsLimit) {
   dir_.WriteFile("state/jobs/j1/exit_status", "0\n");  // as the last run left it
   ASSERT_TRUE(launcher.Prepare(spec, *p, /*rerun=*/false).ok());
   EXPECT_TRUE(fs::is_regular_file(p->log_path));
-  EXPECT_EQ(ReadAll(p->log_path), "");
+  EXPECT_EQ(ReadText(p->log_path), "");
   EXPECT_FALSE(fs::exists(p->exit_path)) << "no exit status before the run ends";
   ASSERT_TRUE(cgroups_.Get("/gpuctl/j1@r1").has_value());
   EXPECT_EQ(cgroups_.Get("/gpuctl/j1@r1")->max, 8 * kGiB) << "the agent's default limit";
@@ -290,13 +285,13 @@ TEST_F(JobLauncherTest, PrepareKeepsTheLastRunsLogOnlyForARerun) {
   ASSERT_TRUE(p.ok());
   dir_.WriteFile("state/jobs/j1/output.log", "the last run\n");
   ASSERT_TRUE(launcher.Prepare(spec, *p, /*rerun=*/true).ok());
-  EXPECT_EQ(ReadAll(p->log_path), "");
-  EXPECT_EQ(ReadAll(p->log_path + ".prev"), "the last run\n");
+  EXPECT_EQ(ReadText(p->log_path), "");
+  EXPECT_EQ(ReadText(p->log_path + ".prev"), "the last run\n");
 
   dir_.WriteFile("state/jobs/j1/output.log", "this run\n");
   ASSERT_TRUE(fs::remove(p->log_path + ".prev"));
   ASSERT_TRUE(launcher.Prepare(spec, *p, /*rerun=*/false).ok());
-  EXPECT_EQ(ReadAll(p->log_path), "");
+  EXPECT_EQ(ReadText(p->log_path), "");
   EXPECT_FALSE(fs::exists(p->log_path + ".prev"));
 }
 
@@ -329,7 +324,7 @@ TEST_F(JobLauncherTest, PrepareLinksAContainerJobsLogIntoTheStore) {
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   dir_.WriteFile("lxc/200/rootfs/var/lib/gpuctl/jobs/j1/job_pid", "17\n");  // the last run's
   ASSERT_TRUE(launcher.Prepare(spec, *p, false).ok());
-  EXPECT_EQ(ReadAll(p->log_path), "");
+  EXPECT_EQ(ReadText(p->log_path), "");
   EXPECT_FALSE(fs::exists(p->pid_path));
   ASSERT_TRUE(fs::is_symlink(State() + "/jobs/j1/output.log"));
   EXPECT_EQ(fs::read_symlink(State() + "/jobs/j1/output.log").string(), p->log_path);

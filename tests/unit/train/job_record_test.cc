@@ -386,12 +386,7 @@ JobRecord RecordNamed(const std::string& name, int64_t created) {
   return r;
 }
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gpuctl::testing::ReadText;
 
 TEST(JobStore, PathsLiveUnderStateDirJobsName) {
   JobStore store("/var/lib/gpuctl");
@@ -480,7 +475,7 @@ TEST(JobStore, LoadAllShowsCorruptRecordsAsUnreadableAndSortsByCreation) {
   EXPECT_EQ(all[5].spec.name, "late");
   // An unreadable record is never overwritten.
   EXPECT_EQ(store.Save(all[0]).code(), ErrorCode::kFailedPrecondition);
-  EXPECT_EQ(ReadAll(store.JobDir("corrupt") + "/job.json"), "not json at all");  // left for a person to look at
+  EXPECT_EQ(ReadText(store.JobDir("corrupt") + "/job.json"), "not json at all");  // left for a person to look at
 }
 
 TEST(JobStore, LoadAllOfNoStateIsEmpty) {

@@ -7,14 +7,13 @@
 #include <vector>
 
 #include "tests/fakes/temp_dir.h"
+#include "common/units.h"
 
 namespace gpuctl::train {
 namespace {
 
 using testing::ReadFixture;
 
-constexpr uint64_t kGiB = 1ull << 30;
-constexpr uint64_t kMiB = 1ull << 20;
 
 std::vector<LogEvent> ParseWhole(std::string_view log, uint64_t start = 0) {
   LogEventParser parser;

@@ -4,7 +4,7 @@
 #include <Python.h>
 
 static PyObject* Kernels(PyObject*, PyObject*) {
-  return PyUnicode_FromString("flash-attn 2.8.3 fwd hdim32 fp16 and bf16, sm_80");
+  return PyUnicode_FromString("flash-attn 2.8.3 fwd hdim32 fp16, sm_80");
 }
 
 static PyMethodDef kMethods[] = {{"kernels", Kernels, METH_NOARGS, "The kernels built in."}, {nullptr, nullptr, 0, nullptr}};
