@@ -1,5 +1,6 @@
 #include "daemon/server/agent_server.h"
 
+#include <grpc/grpc.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/security/server_credentials.h>
 #include <spdlog/spdlog.h>
@@ -77,6 +78,17 @@ Result<std::vector<ListenAddress>> ResolveListenAddress(const ListenAddress& add
 Result<std::unique_ptr<AgentServer>> AgentServer::Start(const DaemonConfig& config,
                                                         const std::vector<grpc::Service*>& services) {
   std::unique_ptr<AgentServer> server(new AgentServer());
+  // gRPC's library stays initialised until the process exits. When its last
+  // reference goes (in ~Server, after a clean stop), grpc_shutdown joins its
+  // executor threads, and one still polling for a connection in flight held
+  // a stopped agent's exit for over 8 s (210 followers reconnecting at once:
+  // tests/integration/stream_teardown_test.cc). Everything is saved by then;
+  // the kernel frees the rest at exit.
+  static const bool library_kept = [] {
+    grpc_init();
+    return true;
+  }();
+  (void)library_kept;
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
