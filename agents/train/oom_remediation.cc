@@ -85,7 +85,9 @@ OomDecision DecideOomRemediation(const JobSpec& spec, const std::vector<LogEvent
   std::vector<std::string> stuck;
   const std::vector<std::string> argv = EffectiveCommand(spec);
   for (const OomKnob& knob : EffectiveKnobs(spec)) {
-    std::optional<uint64_t> current = FlagValue(argv, knob.flag);
+    // --anchors is the spec's own field; other knobs live only in the command.
+    const bool anchors_knob = knob.flag == spec.anchors_flag && spec.anchors;
+    std::optional<uint64_t> current = anchors_knob ? spec.anchors : FlagValue(argv, knob.flag);
     if (!current) {
       stuck.push_back(knob.flag + " is not in the command");
       continue;
