@@ -9,6 +9,9 @@
 #   layer   #include "..." and target_link_libraries(gpuctl_*) point down only:
 #           common < agents/sys < agents/{events,health,train,guard,build}
 #           < agents/provision < daemon; client uses common and agents/sys only
+#   spdlog  no target links spdlog::* or fmt::* (their header-only mode would
+#           compile both libraries into every file that logs again); link
+#           gpuctl_spdlog (cmake/spdlog.cmake)
 # Prints FILE:LINE: RULE: TEXT for each violation and exits 1 if there is any.
 #   bash scripts/check-layers.sh [ROOT]    (ROOT: a source tree; default this one)
 set -euo pipefail
@@ -85,9 +88,11 @@ cmake {
   if (code ~ /target_link_libraries\(/) in_link = 1
   if (in_link) {
     rest = code
-    while (match(rest, /(gpuctl_[a-z_]+|gRPC::[A-Za-z_+]+)/)) {
+    while (match(rest, /(gpuctl_[a-z_]+|gRPC::[A-Za-z_+]+|(spdlog|fmt)::[A-Za-z_-]+)/)) {
       name = substr(rest, RSTART, RLENGTH); rest = substr(rest, RSTART + RLENGTH)
-      if ((name == "gpuctl_proto" || name ~ /^gRPC::/) && here != "daemon" && here != "client")
+      if (name ~ /^(spdlog|fmt)::/)
+        report("spdlog", "links " name ": link gpuctl_spdlog instead (cmake/spdlog.cmake)")
+      else if ((name == "gpuctl_proto" || name ~ /^gRPC::/) && here != "daemon" && here != "client")
         report("grpc", "links " name)
       else if ((name in target) && !may_use(here, target[name]))
         report("layer", "links " name " (" target[name] ") from " here)

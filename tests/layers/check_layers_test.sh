@@ -23,6 +23,7 @@ plant agents/health/planted_proc.cc 'const char* kPath = "/proc/meminfo";'
 plant agents/guard/planted_grpc.cc 'v1::Job job;'
 plant agents/train/planted_up.cc '#include "agents/provision/provisioner.h"'
 plant client/planted_daemon.cc '#include "daemon/service/agent_service.h"'
+plant agents/health/CMakeLists.txt 'target_link_libraries(gpuctl_health PUBLIC spdlog::spdlog_header_only)'
 # A comment may name what code may not do; the allowlisted SSH seam may do it.
 plant agents/train/planted_comment.cc '// no getenv here: the caller passes the value'
 plant client/ssh/planted_seam.cc '#include <unistd.h>'
@@ -32,7 +33,8 @@ check || status=$?
 [ "$status" = 1 ] || fail "exit $status with violations planted, want 1"
 for want in "agents/train/planted_os.cc:3: os" "agents/guard/planted_clock.cc:3: os" \
             "agents/health/planted_proc.cc:3: os" "agents/guard/planted_grpc.cc:3: grpc" \
-            "agents/train/planted_up.cc:3: layer" "client/planted_daemon.cc:3: layer"; do
+            "agents/train/planted_up.cc:3: layer" "client/planted_daemon.cc:3: layer" \
+            "agents/health/CMakeLists.txt:3: spdlog"; do
   grep -qF "$want" "$tmp/out" || fail "no '$want' in the report"
 done
 for unwanted in planted_comment.cc planted_seam.cc; do
