@@ -15,7 +15,6 @@
 
 namespace gpuctl::guard {
 
-
 // What the guard watches: the whole host (MemAvailable), or one cgroup
 // (its limit against its usage; for LXC containers and for tests).
 struct GuardDomain {

@@ -84,11 +84,7 @@ Result<std::unique_ptr<AgentServer>> AgentServer::Start(const DaemonConfig& conf
   // a stopped agent's exit for over 8 s (210 followers reconnecting at once:
   // tests/integration/stream_teardown_test.cc). Everything is saved by then;
   // the kernel frees the rest at exit.
-  static const bool library_kept = [] {
-    grpc_init();
-    return true;
-  }();
-  (void)library_kept;
+  [[maybe_unused]] static const bool library_kept = (grpc_init(), true);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;

@@ -49,12 +49,10 @@ std::string FixturePath(std::string_view name) {
 }
 
 std::string ReadFixture(std::string_view name) {
-  std::ifstream in(FixturePath(name), std::ios::binary);
-  if (!in) throw std::runtime_error("missing fixture " + FixturePath(name) +
-                                    " (the tests expect ../shared/fixtures beside the checkout)");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  const std::string path = FixturePath(name);
+  if (!std::ifstream(path)) throw std::runtime_error("missing fixture " + path +
+                                                     " (the tests expect ../shared/fixtures beside the checkout)");
+  return ReadText(path);
 }
 
 }  // namespace gpuctl::testing
