@@ -225,6 +225,19 @@ Result<v1::RemoveJobResponse> AgentClient::RemoveJob(const std::string& name) {
   return response;
 }
 
+Result<v1::DumpJobResponse> AgentClient::DumpJob(const std::string& name) {
+  grpc::ClientContext context;
+  // py-spy on every process, 15 s each at worst, several at once.
+  SetDeadline(context, std::max<std::chrono::milliseconds>(call_timeout_, std::chrono::seconds(120)));
+  v1::DumpJobRequest request;
+  request.set_name(name);
+  Connect(context.deadline());
+  v1::DumpJobResponse response;
+  grpc::Status status = stub_->DumpJob(&context, request, &response);
+  if (!status.ok()) return FromGrpc(status);
+  return response;
+}
+
 Status AgentClient::StreamLogs(const v1::StreamLogsRequest& request,
                                const std::function<bool(const v1::LogChunk&)>& on_chunk) {
   grpc::ClientContext context;

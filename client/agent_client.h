@@ -48,6 +48,9 @@ class AgentClient {
   // Removes an ended or unreadable job's record and log. kFailedPrecondition
   // for a job that may still run; kNotFound for no such job.
   Result<v1::RemoveJobResponse> RemoveJob(const std::string& name);
+  // Dumps a running job's stacks on its host (py-spy per process; may take
+  // seconds). kFailedPrecondition for a job not running.
+  Result<v1::DumpJobResponse> DumpJob(const std::string& name);
   // Calls on_chunk for each chunk until it returns false (then Ok), the
   // stream ends (the final status), or the agent goes away (kUnavailable).
   Status StreamLogs(const v1::StreamLogsRequest& request,

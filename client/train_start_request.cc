@@ -55,6 +55,61 @@ Status CheckCommandAfterSeparator(const std::vector<std::string>& args, const st
                          "gpuctl train start --name NAME -- python3 train.py --lr 3e-4");
 }
 
+namespace {
+
+Result<uint64_t> DurationFlag(const std::string& text, const char* flag) {
+  Result<std::chrono::milliseconds> d = ParseDuration(text);
+  if (!d.ok()) return d.status().Wrap(flag);
+  if (d->count() < kMinHangAfterMs) return InvalidArgument(std::string(flag) + " must be at least 1s");
+  return static_cast<uint64_t>(d->count());
+}
+
+// Hangs, failures and checkpoints (issue: training that never dies silently).
+Status AddResilience(const TrainStartFlags& flags, const std::string& client_cwd, v1::JobSpec& spec) {
+  Result<OnHang> on_hang = ParseOnHang(flags.on_hang);
+  if (!on_hang.ok()) return on_hang.status();
+  spec.set_on_hang(*on_hang == OnHang::kFail      ? v1::ON_HANG_FAIL
+                   : *on_hang == OnHang::kRecover ? v1::ON_HANG_RECOVER
+                                                  : v1::ON_HANG_DUMP);
+  if (!flags.hang_after.empty()) {
+    Result<uint64_t> ms = DurationFlag(flags.hang_after, "--hang-after");
+    if (!ms.ok()) return ms.status();
+    spec.set_hang_after_ms(*ms);
+  }
+  if (!flags.start_timeout.empty()) {
+    Result<uint64_t> ms = DurationFlag(flags.start_timeout, "--start-timeout");
+    if (!ms.ok()) return ms.status();
+    spec.set_start_timeout_ms(*ms);
+  }
+  Result<OnFail> on_fail = ParseOnFail(flags.on_fail);
+  if (!on_fail.ok()) return on_fail.status();
+  spec.set_on_fail(*on_fail == OnFail::kRecover ? v1::ON_FAIL_RECOVER : v1::ON_FAIL_FAIL);
+  if (!flags.checkpoint_dir.empty()) {
+    if (client_cwd.empty() && flags.checkpoint_dir.front() != '/') {
+      return InvalidArgument("--checkpoint-dir must be an absolute path here (the job runs on another host)");
+    }
+    spec.set_checkpoint_dir(MakeAbsolute(flags.checkpoint_dir, client_cwd));
+  }
+  if (!flags.resume_arg.empty()) {
+    if (Status s = CheckResumeArg(flags.resume_arg); !s.ok()) return s;
+    if (flags.checkpoint_dir.empty()) return InvalidArgument("--resume-arg needs --checkpoint-dir: where checkpoints are");
+    spec.set_resume_arg(flags.resume_arg);
+  }
+  spec.set_checkpoint_complete(flags.checkpoint_complete);
+  if (!flags.max_restarts_without_progress.empty()) {
+    std::optional<uint64_t> n = ParseWholeNumber(flags.max_restarts_without_progress);
+    if (!n || *n > kMaxRestartsWithoutProgress) {
+      return InvalidArgument("--max-restarts-without-progress must be a whole number from 0 to " +
+                             std::to_string(kMaxRestartsWithoutProgress) + ", got '" +
+                             flags.max_restarts_without_progress + "'");
+    }
+    spec.set_max_restarts_without_progress(static_cast<uint32_t>(*n));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<v1::StartJobRequest> BuildStartJobRequest(const TrainStartFlags& flags, const std::string& client_cwd) {
   if (Status s = ValidateNewJobName(flags.name); !s.ok()) return s;
   if (!flags.script.empty() && !flags.command.empty()) {
@@ -132,6 +187,7 @@ Result<v1::StartJobRequest> BuildStartJobRequest(const TrainStartFlags& flags, c
     if (!priority.ok()) return priority.status();
     spec.set_priority(*priority);
   }
+  if (Status s = AddResilience(flags, client_cwd, spec); !s.ok()) return s;
   return request;
 }
 

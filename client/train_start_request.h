@@ -36,6 +36,14 @@ struct TrainStartFlags {
   std::string num_gpus;              // empty: not asked
   std::string gpu_mem;               // a size, e.g. 40G
   std::string priority;              // an integer; empty: 0
+  std::string on_hang;               // dump, fail, recover; empty: dump
+  std::string hang_after;            // a duration, e.g. 20m; empty: learned
+  std::string start_timeout;         // a duration; empty: the agent's 30m
+  std::string checkpoint_dir;
+  std::string resume_arg;            // with {checkpoint}
+  std::string checkpoint_complete;   // a marker file's name
+  std::string on_fail;               // fail, recover; empty: fail
+  std::string max_restarts_without_progress;  // a count; empty: 2
 };
 
 // Checks what is cheap to check here (name, anchors, env, script xor command)

@@ -22,6 +22,12 @@ inline constexpr char kOomRemediation[] = "oom_remediation";
 inline constexpr char kOomRemediationHeld[] = "oom_remediation_held";
 inline constexpr char kOomGaveUp[] = "oom_gave_up";
 
+// Runs that stop making progress, and relaunches from checkpoints
+// (agents/train/hang_watch, checkpoint_relaunch).
+inline constexpr char kJobHung[] = "job_hung";
+inline constexpr char kJobRelaunched[] = "job_relaunched";
+inline constexpr char kJobGaveUp[] = "job_gave_up";
+
 // Recognised in a job's log (agents/train/log_events).
 inline constexpr char kCudaOom[] = "cuda_oom";
 inline constexpr char kAllocConfInvalid[] = "alloc_conf_invalid";

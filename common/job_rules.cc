@@ -85,6 +85,36 @@ Result<OnOom> ParseOnOom(std::string_view text) {
 
 const char* OnOomName(OnOom policy) { return policy == OnOom::kRecover ? "recover" : "fail"; }
 
+Result<OnHang> ParseOnHang(std::string_view text) {
+  if (text.empty() || text == "dump") return OnHang::kDump;
+  if (text == "fail") return OnHang::kFail;
+  if (text == "recover") return OnHang::kRecover;
+  return InvalidArgument("--on-hang must be dump, fail or recover, got " + Quoted(text));
+}
+
+const char* OnHangName(OnHang policy) {
+  switch (policy) {
+    case OnHang::kFail: return "fail";
+    case OnHang::kRecover: return "recover";
+    case OnHang::kDump: break;
+  }
+  return "dump";
+}
+
+Result<OnFail> ParseOnFail(std::string_view text) {
+  if (text.empty() || text == "fail") return OnFail::kFail;
+  if (text == "recover") return OnFail::kRecover;
+  return InvalidArgument("--on-fail must be fail or recover, got " + Quoted(text));
+}
+
+const char* OnFailName(OnFail policy) { return policy == OnFail::kRecover ? "recover" : "fail"; }
+
+Status CheckResumeArg(std::string_view text) {
+  if (text.find(kCheckpointPlaceholder) != std::string_view::npos) return Status::Ok();
+  return InvalidArgument("--resume-arg must name {checkpoint}, where the checkpoint's path goes, e.g. "
+                         "--resume-arg '--resume_from_checkpoint={checkpoint}'; got " + Quoted(text));
+}
+
 Status CheckOomRetries(uint32_t retries) {
   if (retries <= kMaxOomRetries) return Status::Ok();
   return InvalidArgument("--oom-retries must be at most " + std::to_string(kMaxOomRetries));

@@ -51,6 +51,32 @@ enum class OnOom { kFail, kRecover };
 Result<OnOom> ParseOnOom(std::string_view text);
 const char* OnOomName(OnOom policy);  // "fail", "recover"
 
+// --on-hang: what a run that stops making progress gets (hang_watch.h):
+// a dump of its stacks and nothing else, a dump and a stop (failed), or a
+// dump, a stop and a relaunch from its last complete checkpoint.
+enum class OnHang { kDump, kFail, kRecover };
+// "dump", "fail" or "recover"; "" is kDump (not given).
+Result<OnHang> ParseOnHang(std::string_view text);
+const char* OnHangName(OnHang policy);
+
+// --on-fail: what a run that fails any other way (not an OOM the OOM policy
+// takes, not a stop, not a hang) gets: left failed, or relaunched from its
+// last complete checkpoint.
+enum class OnFail { kFail, kRecover };
+// "fail" or "recover"; "" is kFail.
+Result<OnFail> ParseOnFail(std::string_view text);
+const char* OnFailName(OnFail policy);
+
+// Hang detection and relaunches from checkpoints.
+inline constexpr int64_t kDefaultStartTimeoutMs = 30 * 60 * 1000;  // --start-timeout
+inline constexpr int64_t kMinHangAfterMs = 1000;                   // --hang-after, --start-timeout
+inline constexpr uint32_t kDefaultMaxRestartsWithoutProgress = 2;  // --max-restarts-without-progress
+inline constexpr uint32_t kMaxRestartsWithoutProgress = 100;
+// The text of --resume-arg that is replaced by the checkpoint's path.
+inline constexpr std::string_view kCheckpointPlaceholder = "{checkpoint}";
+// --resume-arg: non-empty and naming {checkpoint}.
+Status CheckResumeArg(std::string_view text);
+
 // The typed values' checks, for what arrives over the wire from any client.
 Status CheckOomRetries(uint32_t retries);  // at most kMaxOomRetries
 Status CheckNumGpus(uint32_t num_gpus);    // at most kMaxNumGpus (0: not asked)

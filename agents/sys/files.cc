@@ -342,6 +342,16 @@ bool IsExecutableFile(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
 }
 
+bool WriteToFifoIfRead(const std::string& path, std::string_view text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;  // ENXIO: nobody reads it
+  struct stat st {};
+  bool fifo = ::fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
+  bool written = fifo && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  return written;
+}
+
 Status ReplaceSymlink(const std::string& target, const std::string& link) {
   ::unlink(link.c_str());
   if (::symlink(target.c_str(), link.c_str()) != 0) return ErrnoError("cannot link " + link, errno);

@@ -64,6 +64,9 @@ bool IsRegularFile(const std::string& path);
 std::optional<std::string> FindOnPath(const std::string& program, const std::string& path_list);
 // A regular file we may execute (access X_OK).
 bool IsExecutableFile(const std::string& path);
+// Writes `text` to the FIFO at `path` if a process reads it now, without
+// waiting (O_NONBLOCK: no reader, no write). True when all of it went.
+bool WriteToFifoIfRead(const std::string& path, std::string_view text);
 // Makes `link` a symlink to `target`, replacing what was there.
 Status ReplaceSymlink(const std::string& target, const std::string& link);
 

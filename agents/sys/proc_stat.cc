@@ -78,6 +78,14 @@ Result<ProcStat> ParseProcStat(std::string_view text) {
 }  // namespace gpuctl::sys
 
 namespace gpuctl::sys {
+long ClockTicksPerSecond() {
+  static const long ticks = [] {
+    long t = sysconf(_SC_CLK_TCK);
+    return t > 0 ? t : 100L;
+  }();
+  return ticks;
+}
+
 uint64_t PageBytes() {
   long bytes = sysconf(_SC_PAGESIZE);
   return bytes > 0 ? static_cast<uint64_t>(bytes) : 4096;

@@ -41,4 +41,6 @@ Result<ProcStat> ParseProcStat(std::string_view text);
 namespace gpuctl::sys {
 // The kernel's page size: the unit of ProcStat::rss_pages.
 uint64_t PageBytes();
+// Clock ticks per second: the unit of ProcStat's utime and stime.
+long ClockTicksPerSecond();
 }  // namespace gpuctl::sys

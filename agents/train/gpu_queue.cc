@@ -1,5 +1,7 @@
 #include "agents/train/gpu_queue.h"
 
+#include "agents/train/checkpoint_relaunch.h"
+
 #include <map>
 
 #include <spdlog/spdlog.h>
@@ -30,7 +32,7 @@ std::vector<GpuSlot> GpuQueue::Slots(const sys::GpuReport& report) {
   for (const sys::GpuDevice& gpu : report.devices) indices.push_back({gpu.index, gpu.uuid, 0, 0, {}, {}});
   table_.ForEach([&](const JobEntry& entry) {
     const JobRecord& r = entry.record;
-    if (!IsActive(r.state) && !OomRelaunch::Pending(r)) return;
+    if (!IsActive(r.state) && !OomRelaunch::Pending(r) && !CheckpointRelaunch::Pending(r)) return;
     if (IsActive(r.state)) {
       for (const JobGpuMemory& m : r.gpu_memory) job_bytes[m.index] += m.used_bytes;
     }

@@ -73,6 +73,7 @@ Result<JobRecord> JobCommands::StartRun(JobSpec spec, Lineage lineage, bool admi
   record.pid_path = placement->pid_path;
   record.attempts = std::move(lineage.attempts);
   record.hold_step = lineage.hold_step;
+  record.restarts_without_progress = lineage.restarts_without_progress;
   Status saved = table_.store().Prepare(name);
   if (saved.ok()) saved = table_.store().Save(record);
   if (!saved.ok()) {
@@ -123,6 +124,11 @@ Result<JobRecord> JobCommands::StartRun(JobSpec spec, Lineage lineage, bool admi
 }
 
 Result<JobRecord> JobCommands::BeginStop(const std::string& name, std::chrono::milliseconds grace) {
+  return BeginAgentStop(name, grace, {});
+}
+
+Result<JobRecord> JobCommands::BeginAgentStop(const std::string& name, std::chrono::milliseconds grace,
+                                              AgentStop cause) {
   JobEntry* found = table_.Find(name);
   if (!found) return NotFound("no job named '" + name + "' (see gpuctl train list)");
   JobEntry& entry = *found;
@@ -143,11 +149,15 @@ Result<JobRecord> JobCommands::BeginStop(const std::string& name, std::chrono::m
   if (!IsActive(r.state)) return r;  // already ended: nothing to do
   r.stop_requested = true;
   r.stop_deadline_unix_ms = table_.NowMs() + grace.count();
+  r.agent_stop_reason = cause.reason;
+  r.relaunch_after_stop = cause.relaunch;
   // The request is durable before the first signal: an agent restarted
   // during the grace reads a 143 as a stop, and SIGKILLs at the deadline.
   if (Status s = table_.Save(entry); !s.ok()) {
     r.stop_requested = false;
     r.stop_deadline_unix_ms.reset();
+    r.agent_stop_reason.clear();
+    r.relaunch_after_stop = false;
     return Status(s.code(), "cannot record the stop of job '" + name + "', so nothing was signalled: " + s.message());
   }
   entry.kill_sent = false;

@@ -19,7 +19,7 @@
 
 namespace gpuctl::train {
 
-class JobCommands final : public JobStarter {
+class JobCommands final : public JobStarter, public JobStopper {
  public:
   // `default_cwd`: a host job's directory when its spec names none.
   JobCommands(JobTable& table, JobLauncher& launcher, RunMonitor& monitor, GpuQueue& queue,
@@ -29,6 +29,7 @@ class JobCommands final : public JobStarter {
   // SIGTERM now, the request and its deadline saved first; the escalation
   // is stop_escalation.h's. A queued job is cancelled.
   Result<JobRecord> BeginStop(const std::string& name, std::chrono::milliseconds grace);
+  Result<JobRecord> BeginAgentStop(const std::string& name, std::chrono::milliseconds grace, AgentStop cause) override;
   Result<JobRecord> Remove(const std::string& name);
 
  private:

@@ -43,6 +43,11 @@ JobEnd DecideRunEnd(const RunEndFacts& facts) {
     end.state = JobState::kFailed;
     end.reason = *facts.failure;
   }
+  if (facts.stop_requested && !facts.agent_stop_reason.empty() && !facts.guard_kill_reason &&
+      end.state == JobState::kStopped) {
+    end.state = JobState::kFailed;
+    end.reason = facts.agent_stop_reason;
+  }
   if (facts.never_seen_launched && facts.exit.kind == Kind::kMissing) {
     end.state = JobState::kFailed;
     end.reason = "never launched: the agent stopped while starting it";

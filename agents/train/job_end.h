@@ -35,6 +35,8 @@ struct RunEndFacts {
   std::optional<std::string> guard_kill_reason;  // the guard killed it, saying why
   // The build governor killed it (it could not fit its budget), saying why.
   std::optional<std::string> failure;
+  // The agent stopped it itself (a hang), saying why: failed, not stopped.
+  std::string agent_stop_reason;
   // Recorded as starting and never seen launched (no pane, no start time).
   bool never_seen_launched = false;
   // Set when the disk holding its log is full: what to say of it.

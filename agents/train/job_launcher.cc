@@ -7,6 +7,23 @@
 #include "agents/sys/files.h"
 
 namespace gpuctl::train {
+namespace {
+
+// The run's own variables on top of the spec's: its run id, and where
+// NCCL's flight recorder writes its dump (beside the job's log, so a hang
+// dump finds it), unless the user chose.
+JobSpec WithRunEnv(const JobSpec& spec, const LaunchPaths& inside, const std::string& run_id) {
+  JobSpec with_run = spec;
+  with_run.env["GPUCTL_RUN_ID"] = run_id;
+  std::string dir = inside.log_path.substr(0, inside.log_path.rfind('/') + 1);
+  if (!dir.empty()) {
+    with_run.env.try_emplace("TORCH_NCCL_DEBUG_INFO_TEMP_FILE", dir + std::string(kNcclTracePrefix));
+    with_run.env.try_emplace("TORCH_NCCL_DEBUG_INFO_PIPE_FILE", dir + std::string(kNcclPipePrefix));
+  }
+  return with_run;
+}
+
+}  // namespace
 
 JobLauncher::JobLauncher(JobLauncherOptions options, const JobStore& store, sys::Tmux& tmux,
                          sys::ProcessControl& processes, sys::CommandRunner& runner)
@@ -105,8 +122,7 @@ Status JobLauncher::CheckTmuxCanCarry(const JobSpec& spec, const Placement& p, c
   // slack covers tmux's own flags and paths (the cgroup's directory).
   constexpr size_t kTmuxCommandBytes = 16364;
   constexpr size_t kSlack = 512;
-  JobSpec with_run = spec;
-  with_run.env["GPUCTL_RUN_ID"] = run_id;
+  JobSpec with_run = WithRunEnv(spec, p.inside, run_id);
   LaunchPaths paths = p.inside;
   if (!p.cgroup.empty()) paths.cgroup_procs = "/sys/fs/cgroup/memory" + p.cgroup + "/cgroup.procs";
   size_t bytes = kSlack + spec.cwd.size() + run_id.size();
@@ -152,8 +168,7 @@ Status JobLauncher::Launch(const JobSpec& spec, const Placement& p, const std::s
     if (!dir.ok()) return dir.status();
     inside.cgroup_procs = *dir + "/cgroup.procs";
   }
-  JobSpec with_run = spec;
-  with_run.env["GPUCTL_RUN_ID"] = run_id;
+  JobSpec with_run = WithRunEnv(spec, inside, run_id);
   sys::TmuxSessionSpec launch = BuildLaunch(with_run, inside, options_.pct);
   launch.env["GPUCTL_RUN_ID"] = run_id;  // the session's, read back at agent start
   return tmux_.NewSession(launch);

@@ -82,6 +82,16 @@ json ToJson(const JobSpec& s) {
   PutOptional(j, "gpu_mem_bytes", s.gpu_mem_bytes);
   j["priority"] = s.priority;
   j["kind"] = s.kind;
+  j["hang"] = {{"policy", OnHangName(s.hang.policy)}, {"start_timeout_ms", s.hang.start_timeout_ms}};
+  PutOptional(j["hang"], "after_ms", s.hang.after_ms);
+  if (s.checkpoint != CheckpointOptions{}) {
+    j["checkpoint"] = {{"dir", s.checkpoint.dir},
+                       {"resume_arg", s.checkpoint.resume_arg},
+                       {"complete_marker", s.checkpoint.complete_marker},
+                       {"max_restarts_without_progress", s.checkpoint.max_restarts_without_progress}};
+  }
+  j["on_fail"] = OnFailName(s.on_fail);
+  if (!s.resume_from.empty()) j["resume_from"] = s.resume_from;
   if (s.kind == kJobKindBuild) {
     j["build"] = {{"cpus", s.build.cpus}, {"archs", s.build.archs}};
     PutOptional(j["build"], "mem_budget_bytes", s.build.mem_budget_bytes);
@@ -117,6 +127,22 @@ JobSpec SpecFromJson(const json& j) {
   GetOptional(j, "gpu_mem_bytes", s.gpu_mem_bytes);
   s.priority = JsonIntegerOr(j, "priority", int32_t{0});
   s.kind = j.value("kind", std::string(kJobKindTrain));
+  if (j.contains("hang") && j["hang"].is_object()) {
+    const json& hang = j["hang"];
+    s.hang.policy = ParseOnHang(hang.value("policy", "")).value_or(OnHang::kDump);
+    s.hang.start_timeout_ms = JsonIntegerOr(hang, "start_timeout_ms", kDefaultStartTimeoutMs);
+    GetOptional(hang, "after_ms", s.hang.after_ms);
+  }
+  if (j.contains("checkpoint") && j["checkpoint"].is_object()) {
+    const json& c = j["checkpoint"];
+    s.checkpoint.dir = c.value("dir", "");
+    s.checkpoint.resume_arg = c.value("resume_arg", "");
+    s.checkpoint.complete_marker = c.value("complete_marker", "");
+    s.checkpoint.max_restarts_without_progress =
+        JsonIntegerOr(c, "max_restarts_without_progress", kDefaultMaxRestartsWithoutProgress);
+  }
+  s.on_fail = ParseOnFail(j.value("on_fail", "")).value_or(OnFail::kFail);
+  s.resume_from = j.value("resume_from", "");
   if (j.contains("build") && j["build"].is_object()) {
     const json& build = j["build"];
     s.build.cpus = JsonIntegerOr(build, "cpus", uint32_t{0});
@@ -132,6 +158,7 @@ json ToJson(const AttemptRecord& a) {
             {"state", JobStateName(a.state)}, {"state_reason", a.state_reason},
             {"log_path", a.log_path},       {"started_unix_ms", a.started_unix_ms},
             {"ended_unix_ms", a.ended_unix_ms}, {"changes", a.changes}};
+  if (!a.resumed_from.empty()) j["resumed_from"] = a.resumed_from;
   PutOptional(j, "step", a.step);
   if (a.best_throughput) j["best_throughput"] = ToJson(*a.best_throughput);
   return j;
@@ -151,7 +178,27 @@ AttemptRecord AttemptFromJson(const json& j) {
   a.started_unix_ms = JsonIntegerOr(j, "started_unix_ms", int64_t{0});
   a.ended_unix_ms = JsonIntegerOr(j, "ended_unix_ms", int64_t{0});
   a.changes = j.value("changes", std::vector<std::string>{});
+  a.resumed_from = j.value("resumed_from", "");
   return a;
+}
+
+json ToJson(const JobProgress& p) {
+  json j = {{"last_progress_unix_ms", p.last_progress_unix_ms}, {"last_progress", p.last_progress},
+            {"budget_ms", p.budget_ms}, {"budget_source", p.budget_source}};
+  if (p.hung_since_unix_ms > 0) j["hung_since_unix_ms"] = p.hung_since_unix_ms;
+  if (!p.dump_dir.empty()) j["dump_dir"] = p.dump_dir;
+  return j;
+}
+
+JobProgress ProgressFromJson(const json& j) {
+  JobProgress p;
+  p.last_progress_unix_ms = JsonIntegerOr(j, "last_progress_unix_ms", int64_t{0});
+  p.last_progress = j.value("last_progress", "");
+  p.budget_ms = JsonIntegerOr(j, "budget_ms", int64_t{0});
+  p.budget_source = j.value("budget_source", "");
+  p.hung_since_unix_ms = JsonIntegerOr(j, "hung_since_unix_ms", int64_t{0});
+  p.dump_dir = j.value("dump_dir", "");
+  return p;
 }
 
 }  // namespace
@@ -270,6 +317,11 @@ json ToJson(const JobRecord& r) {
     j["gpu_memory"] = memory;
   }
   PutOptional(j, "hold_step", r.hold_step);
+  if (r.progress != JobProgress{}) j["progress"] = ToJson(r.progress);
+  if (!r.agent_stop_reason.empty()) j["agent_stop_reason"] = r.agent_stop_reason;
+  if (r.relaunch_after_stop) j["relaunch_after_stop"] = true;
+  if (r.relaunch_decided) j["relaunch_decided"] = true;
+  if (r.restarts_without_progress > 0) j["restarts_without_progress"] = r.restarts_without_progress;
   if (r.state == JobState::kQueued) {
     j["queued_unix_ms"] = r.queued_unix_ms;
     j["waiting_for"] = r.waiting_for;
@@ -338,6 +390,11 @@ Result<JobRecord> JobRecordFromJson(const json& j) {
     r.oom_decided = j.value("oom_decided", false);
     for (const json& m : j.value("gpu_memory", json::array())) r.gpu_memory.push_back(JobGpuMemoryFromJson(m));
     GetOptional(j, "hold_step", r.hold_step);
+    if (j.contains("progress") && j["progress"].is_object()) r.progress = ProgressFromJson(j["progress"]);
+    r.agent_stop_reason = j.value("agent_stop_reason", "");
+    r.relaunch_after_stop = j.value("relaunch_after_stop", false);
+    r.relaunch_decided = j.value("relaunch_decided", false);
+    r.restarts_without_progress = JsonIntegerOr(j, "restarts_without_progress", uint32_t{0});
     r.queued_unix_ms = JsonIntegerOr(j, "queued_unix_ms", int64_t{0});
     r.waiting_for = j.value("waiting_for", "");
     return r;

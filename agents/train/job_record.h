@@ -56,7 +56,20 @@ struct AttemptRecord {
   int64_t started_unix_ms = 0;
   int64_t ended_unix_ms = 0;
   std::vector<std::string> changes;           // what the relaunch after it changed
+  std::string resumed_from;                   // the checkpoint it started from; empty: scratch
   bool operator==(const AttemptRecord&) const = default;
+};
+
+// Hang detection's view of a run (hang_watch.h): when it last made
+// progress and what that was, the budget it has, and a hang it is in.
+struct JobProgress {
+  int64_t last_progress_unix_ms = 0;
+  std::string last_progress;  // "step 120", "log output", "checkpoint written", "CPU time", "started"
+  int64_t budget_ms = 0;
+  std::string budget_source;  // "learned", "--hang-after", "--start-timeout"
+  int64_t hung_since_unix_ms = 0;  // 0: not hung
+  std::string dump_dir;            // this run's last dump (a hang's or `train dump`'s)
+  bool operator==(const JobProgress&) const = default;
 };
 
 struct JobRecord {
@@ -106,6 +119,17 @@ struct JobRecord {
   std::vector<AttemptRecord> attempts;
   bool oom_decided = false;
   std::optional<uint64_t> hold_step;
+  JobProgress progress;
+  // The agent stopped this run itself (a hang under --on-hang fail or
+  // recover), saying why: its end is failed with this reason, not stopped.
+  // relaunch: and it is to be relaunched from its checkpoint once ended.
+  std::string agent_stop_reason;
+  bool relaunch_after_stop = false;
+  // Relaunches in a row that found no checkpoint newer than the last
+  // (--max-restarts-without-progress gives up past it).
+  uint32_t restarts_without_progress = 0;
+  // Decided on by the checkpoint relaunch (relaunched, or given up on).
+  bool relaunch_decided = false;
   // This run's memory on each GPU it uses (its processes', from NVML).
   std::vector<JobGpuMemory> gpu_memory;
   // Queued: since when (first come, first served), its place (1 = next),

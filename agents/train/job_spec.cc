@@ -21,6 +21,21 @@ bool IsGpuList(std::string_view gpus) {
   return gpus.find(",,") == std::string_view::npos;
 }
 
+// --resume-arg's words: split at spaces, so "--resume {checkpoint}" is two
+// arguments and a path with spaces, put in after, stays one.
+std::vector<std::string> ResumeWords(std::string_view text) {
+  std::vector<std::string> words;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t start = text.find_first_not_of(" \t", at);
+    if (start == std::string_view::npos) break;
+    size_t end = std::min(text.find_first_of(" \t", start), text.size());
+    words.emplace_back(text.substr(start, end - start));
+    at = end;
+  }
+  return words;
+}
+
 }  // namespace
 
 Status ValidateJobSpec(const JobSpec& spec) {
@@ -71,6 +86,33 @@ Status ValidateJobSpec(const JobSpec& spec) {
   if (spec.mem_limit_bytes && *spec.mem_limit_bytes < kMinMemLimitBytes) {
     return InvalidArgument("--mem-limit must be at least 16MiB (e.g. --mem-limit 64G)");
   }
+  if (spec.hang.after_ms && *spec.hang.after_ms < kMinHangAfterMs) {
+    return InvalidArgument("--hang-after must be at least 1s (e.g. --hang-after 20m)");
+  }
+  if (spec.hang.start_timeout_ms < kMinHangAfterMs) {
+    return InvalidArgument("--start-timeout must be at least 1s (e.g. --start-timeout 30m)");
+  }
+  const CheckpointOptions& ckpt = spec.checkpoint;
+  if (!ckpt.dir.empty() && ckpt.dir.front() != '/') {
+    return InvalidArgument("--checkpoint-dir must be an absolute path, got '" + ckpt.dir + "'");
+  }
+  if (!ckpt.resume_arg.empty()) {
+    if (Status s = CheckResumeArg(ckpt.resume_arg); !s.ok()) return s;
+    if (ckpt.dir.empty()) return InvalidArgument("--resume-arg needs --checkpoint-dir: where to look for checkpoints");
+  }
+  if (!ckpt.complete_marker.empty() &&
+      (ckpt.complete_marker.find('/') != std::string::npos || ckpt.complete_marker == "." ||
+       ckpt.complete_marker == "..")) {
+    return InvalidArgument("--checkpoint-complete must be a file name (the marker inside a checkpoint), got '" +
+                           ckpt.complete_marker + "'");
+  }
+  if (ckpt.max_restarts_without_progress > kMaxRestartsWithoutProgress) {
+    return InvalidArgument("--max-restarts-without-progress must be at most " +
+                           std::to_string(kMaxRestartsWithoutProgress));
+  }
+  if (!spec.resume_from.empty() && spec.resume_from.front() != '/') {
+    return InvalidArgument("resume_from must be an absolute path, got '" + spec.resume_from + "'");
+  }
   if (!spec.container.empty() && spec.container.find_first_not_of("0123456789") != std::string::npos) {
     return InvalidArgument("--container must be a numeric Proxmox VMID (e.g. 200), got '" + spec.container + "'");
   }
@@ -85,6 +127,15 @@ std::vector<std::string> EffectiveCommand(const JobSpec& spec) {
     const auto& extra = spec.oom.retry_args;
     bool present = std::search(argv.begin(), argv.end(), extra.begin(), extra.end()) != argv.end();
     if (!present) argv.insert(argv.end(), extra.begin(), extra.end());
+  }
+  if (!spec.resume_from.empty()) {
+    for (std::string word : ResumeWords(spec.checkpoint.resume_arg)) {
+      for (size_t at = word.find(kCheckpointPlaceholder); at != std::string::npos;
+           at = word.find(kCheckpointPlaceholder, at + spec.resume_from.size())) {
+        word.replace(at, kCheckpointPlaceholder.size(), spec.resume_from);
+      }
+      argv.push_back(std::move(word));
+    }
   }
   return argv;
 }
@@ -134,6 +185,12 @@ std::map<std::string, std::string> EffectiveEnv(const JobSpec& spec) {
   env["GPUCTL_JOB"] = spec.name;
   if (spec.anchors) env["GPUCTL_ANCHORS"] = std::to_string(*spec.anchors);
   env["GPUCTL_ATTEMPT"] = std::to_string(spec.attempt);
+  if (!spec.resume_from.empty()) env["GPUCTL_RESUME_FROM"] = spec.resume_from;
+  // NCCL's flight recorder, so a hang dump (hang_watch.h) has what each rank
+  // last did in its collectives: kept in memory, written on a watchdog
+  // timeout into the job's directory.
+  env.try_emplace("TORCH_NCCL_TRACE_BUFFER_SIZE", "2000");
+  env.try_emplace("TORCH_NCCL_DUMP_ON_TIMEOUT", "1");
   env.try_emplace("PYTHONUNBUFFERED", "1");
   return env;
 }

@@ -43,6 +43,27 @@ struct BuildOptions {
   bool operator==(const BuildOptions&) const = default;
 };
 
+// When a run counts as hung, and what it then gets (hang_watch.h).
+struct HangOptions {
+  OnHang policy = OnHang::kDump;
+  // --hang-after: no progress this long is a hang; unset: learned from the
+  // steps (max(4 x p99 step interval, 60 s)).
+  std::optional<int64_t> after_ms;
+  int64_t start_timeout_ms = kDefaultStartTimeoutMs;  // before the first step
+  bool operator==(const HangOptions&) const = default;
+};
+
+// Relaunches from the last complete checkpoint (checkpoint_finder.h): where
+// the job writes them, how its command is told which one to resume from,
+// and when relaunching stops helping.
+struct CheckpointOptions {
+  std::string dir;              // --checkpoint-dir, absolute
+  std::string resume_arg;       // --resume-arg, with {checkpoint}
+  std::string complete_marker;  // --checkpoint-complete: a file naming a checkpoint complete
+  uint32_t max_restarts_without_progress = kDefaultMaxRestartsWithoutProgress;
+  bool operator==(const CheckpointOptions&) const = default;
+};
+
 inline constexpr std::string_view kJobKindTrain = "train";
 inline constexpr std::string_view kJobKindBuild = "build";
 
@@ -65,6 +86,15 @@ struct JobSpec {
   // minus the guard's reserve).
   std::optional<uint64_t> mem_limit_bytes;
   OomPolicy oom;
+  HangOptions hang;
+  CheckpointOptions checkpoint;
+  // --on-fail recover: any other failure (an NCCL error, a signal) is
+  // relaunched from the last complete checkpoint too.
+  OnFail on_fail = OnFail::kFail;
+  // Set by the agent on a relaunch: the checkpoint this run resumes from
+  // (its command gets --resume-arg with it, its environment
+  // GPUCTL_RESUME_FROM). Empty: from scratch.
+  std::string resume_from;
   // The GPU queue: --num-gpus N (the agent chooses, in PCI bus order),
   // --gpu-mem (free on each), --priority (higher first). A job that asks for
   // GPUs (these, or a count) waits, queued, until they are free.
@@ -92,12 +122,16 @@ using ::gpuctl::ValidateJobName;
 // The message says what was wrong and how to fix it.
 Status ValidateJobSpec(const JobSpec& spec);
 
-// The argv that runs: the command (or script), with --anchors applied and,
-// from attempt 2 on, the retry args appended (once).
+// The argv that runs: the command (or script), with --anchors applied,
+// from attempt 2 on the retry args appended (once), and with a checkpoint to
+// resume from, --resume-arg's words with {checkpoint} replaced by it.
 std::vector<std::string> EffectiveCommand(const JobSpec& spec);
 
 // The environment the job gets on top of the agent's: the user's --env, then
 // PYTORCH_CUDA_ALLOC_CONF, CUDA_VISIBLE_DEVICES, GPUCTL_JOB, GPUCTL_ANCHORS, GPUCTL_ATTEMPT,
+// GPUCTL_RESUME_FROM (a relaunch's checkpoint), NCCL's flight recorder on
+// (TORCH_NCCL_TRACE_BUFFER_SIZE, TORCH_NCCL_DUMP_ON_TIMEOUT; hang dumps read
+// it) unless the user set those,
 // and PYTHONUNBUFFERED=1 unless the user set it (so the log, and with it OOM
 // detection, is not 8 KiB behind).
 std::map<std::string, std::string> EffectiveEnv(const JobSpec& spec);

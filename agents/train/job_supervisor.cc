@@ -32,10 +32,17 @@ JobSupervisor::JobSupervisor(JobSupervisorOptions options, sys::Tmux& tmux, sys:
       guard_(options_.default_cwd),
       processes_(processes, options_.cgroups),
       unreadable_(table_, launcher_, processes_, tmux),
+      host_fs_(options_.host_root),
+      proc_sampler_(host_fs_, options_.cgroups),
+      proc_dumper_(host_fs_, runner, clock, options_.agent_path),
+      sampler_(options_.sampler ? *options_.sampler : proc_sampler_),
+      dumper_(options_.dumper ? *options_.dumper : proc_dumper_),
       monitor_(table_, parts_, processes_, unreadable_, guard_, launcher_, tmux, options_.monitor_interval),
       stops_(monitor_, processes_),
       queue_(table_, options_.read_gpus, options_.gpu_busy_below_bytes, processes, commands_),
       ooms_(commands_),
+      hangs_(sampler_, dumper_, commands_, options_.read_gpus, options_.hang),
+      relaunches_(commands_),
       gpu_memory_(options_.read_gpus, options_.gpu_memory_interval, processes),
       reconciliation_(tmux, launcher_, monitor_, unreadable_, guard_),
       commands_(table_, launcher_, monitor_, queue_, unreadable_, processes_, guard_, options_.default_cwd),
@@ -44,6 +51,8 @@ JobSupervisor::JobSupervisor(JobSupervisorOptions options, sys::Tmux& tmux, sys:
   parts_.Add(monitor_);
   parts_.Add(stops_);
   parts_.Add(ooms_);
+  parts_.Add(hangs_);
+  parts_.Add(relaunches_);
   parts_.Add(gpu_memory_);
   parts_.Add(queue_);
 }
@@ -129,6 +138,39 @@ Result<LogSource> JobSupervisor::GetLogSource(const std::string& name) {
     if (auto fresh = table_.Snapshot(name)) record = fresh;
   }
   return LogSource{record->log_path, !IsActive(record->state)};
+}
+
+Result<StackDump> JobSupervisor::DumpJob(const std::string& name) {
+  Result<JobRecord> record = Stopping();
+  std::vector<RunProcess> processes;
+  std::string dir;
+  if (!loop_.RunOnOwner(
+          [&] {
+            JobEntry* entry = table_.Find(name);
+            if (!entry) {
+              record = NotFound("no job named '" + name + "' (see gpuctl train list)");
+              return;
+            }
+            monitor_.Refresh(*entry, 0);
+            JobRecord& r = entry->record;
+            if (!IsActive(r.state)) {
+              record = FailedPrecondition("job '" + name + "' is " + JobStateName(r.state) +
+                                          ": it has no processes to dump");
+              return;
+            }
+            processes = sampler_.Sample(r, /*details=*/true);
+            dir = HangWatch::DumpDirFor(table_, r);
+            r.progress.dump_dir = dir;
+            table_.Publish(*entry);
+            record = r;
+          },
+          kCommandWait)) {
+    return Stopping();
+  }
+  if (!record.ok()) return record.status();
+  // The dump itself runs here, on the caller's thread: py-spy takes seconds,
+  // and the owner goes on meanwhile.
+  return dumper_.Dump(*record, processes, dir);
 }
 
 std::vector<GuardedJob> JobSupervisor::RunningJobs() { return guard_.RunningJobs(); }

@@ -31,9 +31,12 @@
 #include "agents/sys/gpu_types.h"
 #include "agents/sys/process_control.h"
 #include "agents/sys/tmux.h"
+#include "agents/sys/host_fs.h"
+#include "agents/train/checkpoint_relaunch.h"
 #include "agents/train/gpu_memory_sampler.h"
 #include "agents/train/gpu_queue.h"
 #include "agents/train/guard_view.h"
+#include "agents/train/hang_watch.h"
 #include "agents/train/job_commands.h"
 #include "agents/train/job_launcher.h"
 #include "agents/train/job_owner_loop.h"
@@ -45,6 +48,8 @@
 #include "agents/train/reconciliation.h"
 #include "agents/train/run_monitor.h"
 #include "agents/train/run_processes.h"
+#include "agents/train/run_sampler.h"
+#include "agents/train/stack_dump.h"
 #include "agents/train/stop_escalation.h"
 #include "agents/train/unreadable_runs.h"
 
@@ -82,6 +87,15 @@ struct JobSupervisorOptions {
   // The GPU queue: a GPU is busy when processes the agent did not start use
   // this much of it.
   uint64_t gpu_busy_below_bytes = uint64_t{1} << 30;
+  // Hang detection: where /proc is read (a fixture root in tests), the PATH
+  // py-spy is looked for on after the job's venv, and its timing.
+  std::string host_root = "/";
+  std::string agent_path;
+  HangWatchOptions hang;
+  // Tests replace how a run's processes are read and dumped; null: /proc
+  // and py-spy.
+  RunSampler* sampler = nullptr;
+  StackDumper* dumper = nullptr;
 };
 
 // Where to read a job's log, and whether more can come.
@@ -122,6 +136,9 @@ class JobSupervisor {
   // for a job that may still run.
   Result<JobRecord> RemoveJob(const std::string& name);
   Result<LogSource> GetLogSource(const std::string& name);
+  // A dump of a running job's stacks now (hang_watch.h's bundle), written
+  // by the calling thread. kFailedPrecondition for a job not running.
+  Result<StackDump> DumpJob(const std::string& name);
 
   // Running jobs, for the memory guard to weigh.
   std::vector<GuardedJob> RunningJobs();
@@ -144,7 +161,12 @@ class JobSupervisor {
   UnreadableRuns unreadable_;
   // The parts, in their order on each pass of the loop (and of refresh
   // hooks): reconciliation (at start), the monitor, stop escalation, OOM
-  // relaunch, GPU memory, the queue.
+  // relaunch, hang detection, checkpoint relaunch, GPU memory, the queue.
+  sys::HostFs host_fs_;
+  ProcRunSampler proc_sampler_;
+  ProcStackDumper proc_dumper_;
+  RunSampler& sampler_;
+  StackDumper& dumper_;
   JobParts parts_;
   RunMonitor monitor_;
   StopEscalation stops_;
@@ -152,6 +174,8 @@ class JobSupervisor {
   // them: bound here, used only once the loop runs.
   GpuQueue queue_;
   OomRelaunch ooms_;
+  HangWatch hangs_;
+  CheckpointRelaunch relaunches_;
   GpuMemorySampler gpu_memory_;
   Reconciliation reconciliation_;
   JobCommands commands_;

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agents/sys/tmux.h"
@@ -23,6 +24,12 @@
 namespace gpuctl::train {
 
 extern const char* const kJobWrapperScript;
+
+// The name NCCL's flight-recorder dumps start with, in the job's directory
+// (TORCH_NCCL_DEBUG_INFO_TEMP_FILE; PyTorch appends the rank).
+inline constexpr std::string_view kNcclTracePrefix = "nccl_trace_rank_";
+// Its pipes (TORCH_NCCL_DEBUG_INFO_PIPE_FILE): a write asks for a dump now.
+inline constexpr std::string_view kNcclPipePrefix = "nccl_trace_pipe_rank_";
 
 struct LaunchPaths {
   std::string log_path;   // as seen by the job (inside the container for LXC)

@@ -1,5 +1,7 @@
 #include "agents/train/log_ingest.h"
 
+#include <functional>
+
 #include <spdlog/spdlog.h>
 
 #include "agents/sys/files.h"
@@ -28,6 +30,18 @@ LogIngest::LogIngest() {
   if (metrics.ok()) metrics_ = std::make_unique<MetricsTracker>(std::move(metrics).value());
 }
 
+void LogIngest::CountIfNovel(std::string_view line) {
+  // A bar redrawn with \r arrives as its own lines; blank ones say nothing.
+  if (line.find_first_not_of(" \t\r\n") == std::string_view::npos) return;
+  size_t hash = std::hash<std::string_view>{}(line);
+  for (size_t seen : recent_) {
+    if (seen == hash) return;
+  }
+  recent_[recent_next_] = hash;
+  recent_next_ = (recent_next_ + 1) % recent_.size();
+  ++novel_lines_;
+}
+
 bool LogIngest::Ingest(JobRecord& r, size_t max_bytes, int64_t now_unix_ms, const OnEvent& on_event) {
   if (r.log_path.empty()) return false;
   Result<uint64_t> size = sys::RegularFileSize(r.log_path);
@@ -49,6 +63,7 @@ bool LogIngest::Ingest(JobRecord& r, size_t max_bytes, int64_t now_unix_ms, cons
   auto sink = [&](std::string_view line, uint64_t offset) {
     events_.ObserveLine(line, offset, events);
     if (metrics_) metrics_->Observe(line);
+    CountIfNovel(line);
   };
   lines_.Feed(std::string_view(*data).substr(0, feed), r.parsed_offset, sink);
   r.parsed_offset += feed;

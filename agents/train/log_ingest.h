@@ -4,10 +4,12 @@
 // while it reads or parses.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agents/train/job_record.h"
@@ -35,11 +37,21 @@ class LogIngest {
   bool Ingest(JobRecord& record, size_t max_bytes, int64_t now_unix_ms, const OnEvent& on_event);
   // Whether bytes are left to read (as of the last Ingest).
   static bool Behind(const JobRecord& record) { return record.parsed_offset < record.log_bytes; }
+  // Lines read so far that repeat none of the last kRecentLines: output that
+  // says the run moves (a tqdm bar counts: its count changes), unlike a
+  // waiting rank's same warning again and again. Hang detection reads it.
+  uint64_t novel_lines() const { return novel_lines_; }
+  static constexpr size_t kRecentLines = 16;
 
  private:
+  void CountIfNovel(std::string_view line);
+
   LineSplitter lines_;
   LogEventParser events_;
   std::unique_ptr<MetricsTracker> metrics_;
+  uint64_t novel_lines_ = 0;
+  std::array<size_t, kRecentLines> recent_{};  // hashes of the last lines, a ring
+  size_t recent_next_ = 0;
 };
 
 }  // namespace gpuctl::train

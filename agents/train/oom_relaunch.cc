@@ -7,6 +7,7 @@
 #include "agents/sys/files.h"
 #include "agents/sys/text_fields.h"
 #include "agents/train/oom_remediation.h"
+#include "agents/train/relaunch_lineage.h"
 #include "common/event_kinds.h"
 
 namespace gpuctl::train {
@@ -105,31 +106,13 @@ void OomRelaunch::Remediate(JobTable& table, JobEntry& entry) {
     return;
   }
 
-  // The attempt that ended, for the lineage, with its own log kept aside.
-  AttemptRecord ended;
-  ended.attempt = r.spec.attempt;
-  ended.run_id = r.run_id;
-  ended.alloc_conf = r.spec.alloc_conf;
-  ended.command = EffectiveCommand(r.spec);
-  ended.state = r.state;
-  ended.state_reason = r.state_reason;
-  ended.step = r.metrics.step;
-  ended.best_throughput = r.metrics.best_throughput;
-  ended.started_unix_ms = r.started_unix_ms;
-  ended.ended_unix_ms = r.ended_unix_ms;
-  ended.changes = decision.changes;
-  ended.log_path = r.log_path;
-  if (!r.log_path.empty() && sys::PathExists(r.log_path)) {
-    std::string kept = r.log_path + "." + r.run_id;
-    if (sys::RenameFile(r.log_path, kept).ok()) {
-      ended.log_path = kept;
-      r.log_path = kept;  // where this run's log is now, should the relaunch not start
-    }
-  }
-  Lineage lineage{r.attempts, r.metrics.step};
-  lineage.attempts.push_back(ended);
   JobSpec next = ApplyOomDecision(r.spec, decision);
+  std::vector<std::string> changes = decision.changes;
+  ResumeFrom(next, ResumePoint(r.spec, table.NowMs()), changes);
+  // The attempt that ended, for the lineage, with its own log kept aside.
+  Lineage lineage = EndAttempt(r, changes);
   fields["next_attempt"] = next.attempt;
+  fields["resume_from"] = next.resume_from.empty() ? nlohmann::json(nullptr) : nlohmann::json(next.resume_from);
   spdlog::info("job '{}' (run {}): CUDA OOM, relaunching as attempt {}: {} ({})", r.spec.name, r.run_id,
                next.attempt, sys::Join(decision.changes, ", "), decision.reason);
   table.PublishEvent(event_kind::kOomRemediation, r,

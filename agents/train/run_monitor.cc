@@ -97,6 +97,7 @@ bool RunMonitor::SettleIfEnded(JobEntry& entry) {
                                    .stop_requested = r.stop_requested,
                                    .guard_kill_reason = marks.guard_kill,
                                    .failure = marks.failure,
+                                   .agent_stop_reason = r.agent_stop_reason,
                                    .never_seen_launched = r.state == JobState::kStarting && r.started_unix_ms == 0,
                                    .disk_full = DiskFullNote(r)});
   r.state = end.state;

@@ -38,6 +38,7 @@ void AddTrainCommand(CLI::App& app, CommandContext& context) {
   AddTrainStopCommand(*train, context);
   AddTrainLogsCommand(*train, context);
   AddTrainRemoveCommand(*train, context);
+  AddTrainDumpCommand(*train, context);
 }
 
 }  // namespace gpuctl::client

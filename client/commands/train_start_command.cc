@@ -121,6 +121,41 @@ void AddTrainStartCommand(CLI::App& train, CommandContext& context) {
                   "--retry-arg=latest; repeatable")
       ->allow_extra_args(false)
       ->type_name("ARG");
+  cmd->add_option("--on-hang", flags->on_hang,
+                  "What a run that stops making progress gets: dump (default: its stacks are dumped, job_hung is "
+                  "published, it keeps running), fail (dumped, then stopped: failed) or recover (dumped, stopped and "
+                  "relaunched from its last complete checkpoint). Progress: a new step, a log line that is not a "
+                  "repeat, the checkpoint directory growing, or CPU time rising")
+      ->check(CLI::IsMember({"dump", "fail", "recover"}))
+      ->type_name("dump|fail|recover");
+  cmd->add_option("--hang-after", flags->hang_after,
+                  "No progress this long after the first step is a hang, e.g. 20m (default: learned, max(4 x the "
+                  "p99 interval between steps, 60s))")
+      ->type_name("DURATION");
+  cmd->add_option("--start-timeout", flags->start_timeout,
+                  "No progress this long before the first step is a hang (default 30m)")
+      ->type_name("DURATION");
+  cmd->add_option("--checkpoint-dir", flags->checkpoint_dir,
+                  "Where the job writes checkpoints: a relaunch (OOM, hang, --on-fail recover) resumes from the newest "
+                  "complete one here (HF checkpoint-N with trainer_state.json, DCP with .metadata, DeepSpeed's "
+                  "latest, a --checkpoint-complete marker, or a file nothing writes that has not changed for 30s)")
+      ->type_name("DIR");
+  cmd->add_option("--resume-arg", flags->resume_arg,
+                  "Added to a relaunch's command with {checkpoint} replaced by the checkpoint's path, split at "
+                  "spaces, e.g. --resume-arg '--resume_from_checkpoint={checkpoint}' (GPUCTL_RESUME_FROM is set too)")
+      ->type_name("TEMPLATE");
+  cmd->add_option("--checkpoint-complete", flags->checkpoint_complete,
+                  "A file name that, inside a checkpoint directory, says it is complete (written last by the job)")
+      ->type_name("FILE");
+  cmd->add_option("--on-fail", flags->on_fail,
+                  "What a run that fails any other way (an NCCL error, a signal; not a CUDA OOM, not a stop) gets: "
+                  "fail (default) or recover: relaunched from its last complete checkpoint (event job_relaunched)")
+      ->check(CLI::IsMember({"fail", "recover"}))
+      ->type_name("fail|recover");
+  cmd->add_option("--max-restarts-without-progress", flags->max_restarts_without_progress,
+                  "Give up (event job_gave_up) after N relaunches in a row that left no newer checkpoint (default " +
+                      std::to_string(kDefaultMaxRestartsWithoutProgress) + ")")
+      ->type_name("N");
   cmd->add_option("--multinode", multinode->nodes,
                   "Run one job across these nodes (gpuctl node add), in rank order: each node's agent runs a part, "
                   "torchrun with the c10d rendezvous on the first node; train status|logs|stop|rm NAME then reach "

@@ -23,6 +23,7 @@ void AddTrainStatusCommands(CLI::App& train, CommandContext& context);
 void AddTrainStopCommand(CLI::App& train, CommandContext& context);
 void AddTrainLogsCommand(CLI::App& train, CommandContext& context);
 void AddTrainRemoveCommand(CLI::App& train, CommandContext& context);
+void AddTrainDumpCommand(CLI::App& train, CommandContext& context);
 
 // The directory a job started from here runs in unless --cwd says otherwise:
 // this one when the job runs on this host (a local agent on its unix socket;

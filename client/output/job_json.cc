@@ -100,7 +100,8 @@ json JobToJson(const v1::Job& job, int64_t now_unix_ms) {
                         {"log_path", a.log_path()},
                         {"started_unix_ms", a.started_unix_ms()},
                         {"ended_unix_ms", a.ended_unix_ms()},
-                        {"changes", std::vector<std::string>(a.changes().begin(), a.changes().end())}});
+                        {"changes", std::vector<std::string>(a.changes().begin(), a.changes().end())},
+                        {"resumed_from", a.resumed_from().empty() ? json(nullptr) : json(a.resumed_from())}});
   }
   json gpu_memory = json::array();
   for (const v1::JobGpuMemory& m : job.gpu_memory()) {
@@ -114,6 +115,28 @@ json JobToJson(const v1::Job& job, int64_t now_unix_ms) {
                  {"retries", spec.oom_retries()},
                  {"knobs", std::vector<std::string>(spec.oom_knobs().begin(), spec.oom_knobs().end())},
                  {"retry_args", std::vector<std::string>(spec.retry_args().begin(), spec.retry_args().end())}};
+  const v1::JobProgress& p = job.progress();
+  json progress = {
+      {"last_progress_unix_ms", p.last_progress_unix_ms() > 0 ? json(p.last_progress_unix_ms()) : json(nullptr)},
+      {"last_progress", p.last_progress()},
+      {"budget_ms", p.budget_ms()},
+      {"budget_source", p.budget_source()},
+      {"hung", p.hung_since_unix_ms() > 0},
+      {"hung_since_unix_ms", p.hung_since_unix_ms() > 0 ? json(p.hung_since_unix_ms()) : json(nullptr)},
+      {"dump_dir", p.dump_dir().empty() ? json(nullptr) : json(p.dump_dir())}};
+  const char* on_hang = spec.on_hang() == v1::ON_HANG_FAIL      ? "fail"
+                        : spec.on_hang() == v1::ON_HANG_RECOVER ? "recover"
+                                                                : "dump";
+  json hang = {{"policy", on_hang},
+               {"after_ms", spec.has_hang_after_ms() ? json(spec.hang_after_ms()) : json(nullptr)},
+               {"start_timeout_ms", spec.has_start_timeout_ms() ? json(spec.start_timeout_ms()) : json(nullptr)}};
+  json checkpoint = {
+      {"dir", spec.checkpoint_dir()},
+      {"resume_arg", spec.resume_arg()},
+      {"complete_marker", spec.checkpoint_complete()},
+      {"max_restarts_without_progress",
+       spec.has_max_restarts_without_progress() ? json(spec.max_restarts_without_progress()) : json(nullptr)},
+      {"resume_from", spec.resume_from().empty() ? json(nullptr) : json(spec.resume_from())}};
   return {
       {"name", spec.name()},
       {"run_id", job.run_id()},
@@ -154,6 +177,11 @@ json JobToJson(const v1::Job& job, int64_t now_unix_ms) {
       {"waiting_for", job.waiting_for()},
       {"kind", spec.kind().empty() ? "train" : spec.kind()},
       {"build", spec.kind() == "build" ? BuildJson(spec.build(), job.build()) : json(nullptr)},
+      {"on_hang", hang},
+      {"on_fail", spec.on_fail() == v1::ON_FAIL_RECOVER ? "recover" : "fail"},
+      {"checkpoint", checkpoint},
+      {"progress", progress},
+      {"restarts_without_progress", job.restarts_without_progress()},
   };
 }
 

@@ -44,6 +44,7 @@ std::string SignalName(int signal_number) {
 std::string JobStateSummary(const v1::Job& job) {
   std::string out = JobStateName(job.state());
   if (job.state() == v1::JOB_STATE_QUEUED) return out + " #" + std::to_string(job.queue_position());
+  if (job.progress().hung_since_unix_ms() > 0 && job.ended_unix_ms() <= 0) return out + " (hung)";
   if (job.has_term_signal()) return out + " (" + SignalName(job.term_signal()) + ")";
   if (job.has_exit_code()) return out + " (exit " + std::to_string(job.exit_code()) + ")";
   return out;

@@ -148,6 +148,40 @@ std::string BuildText(const v1::BuildStatus& b) {
   return text;
 }
 
+// Hang detection's view, the policies, and where checkpoints are.
+template <typename Field>
+void ProgressText(const v1::Job& job, int64_t now_unix_ms, Field& field) {
+  const v1::JobSpec& spec = job.spec();
+  const v1::JobProgress& p = job.progress();
+  if (p.last_progress_unix_ms() > 0 && job.ended_unix_ms() <= 0) {
+    std::string line = p.last_progress() + ", " +
+                       FormatDuration(std::chrono::milliseconds(std::max<int64_t>(now_unix_ms - p.last_progress_unix_ms(), 0))) +
+                       " ago (hung after " + FormatDuration(std::chrono::milliseconds(p.budget_ms())) + ", " +
+                       p.budget_source() + ")";
+    field("progress", line);
+  }
+  if (p.hung_since_unix_ms() > 0) field("hung", "since " + FormatDuration(std::chrono::milliseconds(
+                                                           std::max<int64_t>(now_unix_ms - p.hung_since_unix_ms(), 0))) +
+                                                   " ago");
+  if (!p.dump_dir().empty()) field("last dump", p.dump_dir());
+  const bool hang_set = spec.on_hang() == v1::ON_HANG_FAIL || spec.on_hang() == v1::ON_HANG_RECOVER ||
+                        spec.has_hang_after_ms();
+  if (hang_set) {
+    std::string policy = spec.on_hang() == v1::ON_HANG_FAIL      ? "fail"
+                         : spec.on_hang() == v1::ON_HANG_RECOVER ? "recover"
+                                                                 : "dump";
+    if (spec.has_hang_after_ms()) policy += ", after " + FormatDuration(std::chrono::milliseconds(spec.hang_after_ms()));
+    field("on hang", policy);
+  }
+  if (spec.on_fail() == v1::ON_FAIL_RECOVER) field("on fail", "recover");
+  if (!spec.checkpoint_dir().empty()) {
+    field("checkpoints", spec.checkpoint_dir() + (spec.resume_arg().empty() ? "" : " (resume: " + spec.resume_arg() + ")"));
+  }
+  if (job.restarts_without_progress() > 0) {
+    field("no progress", std::to_string(job.restarts_without_progress()) + " relaunch(es) in a row without a newer checkpoint");
+  }
+}
+
 }  // namespace
 
 std::string JobToText(const v1::Job& job, int64_t now_unix_ms) {
@@ -212,12 +246,16 @@ std::string JobToText(const v1::Job& job, int64_t now_unix_ms) {
       line += ", alloc conf " + OrDash(a.alloc_conf());
       std::string changes;
       for (const std::string& c : a.changes()) changes += (changes.empty() ? "" : ", ") + c;
+      if (!a.resumed_from().empty()) line += ", from " + a.resumed_from();
       if (!changes.empty()) line += "; then " + changes;
       out += EscapeForTerminal(line) + "\n";
     }
     out += "  #" + std::to_string(spec.attempt()) + " run " + EscapeForTerminal(job.run_id()) + ": " +
-           JobStateName(job.state()) + " (this run)\n";
+           JobStateName(job.state()) +
+           (spec.resume_from().empty() ? std::string() : ", from " + EscapeForTerminal(spec.resume_from())) +
+           " (this run)\n";
   }
+  ProgressText(job, now_unix_ms, field);
   field("log", FormatBytes(job.log_bytes()) + (job.log_path().empty() ? "" : " in " + job.log_path()));
   field("events", std::to_string(job.events_size()) +
                      (job.events_dropped() > 0 ? " (and " + std::to_string(job.events_dropped()) +

@@ -1,6 +1,8 @@
 #include "daemon/server/agent_startup.h"
 
+#include "agents/sys/environment.h"
 #include "agents/sys/files.h"
+#include "agents/sys/proc_stat.h"
 #include "common/units.h"
 #include "daemon/server/build_setup.h"
 
@@ -49,6 +51,9 @@ train::JobSupervisorOptions JobOptionsFor(const DaemonConfig& config, const std:
     options.default_mem_limit_bytes = guard->default_job_limit_bytes;
   }
   options.gpu_busy_below_bytes = ParseByteSize(config.gpu_busy_below).value_or(uint64_t{1} << 30);
+  // py-spy for hang dumps: the job's venv first, then the agent's PATH.
+  options.agent_path = sys::EnvironmentVariable("PATH").value_or("/usr/local/bin:/usr/bin:/bin");
+  options.hang.ticks_per_second = sys::ClockTicksPerSecond();
   return options;
 }
 

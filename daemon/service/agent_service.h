@@ -48,6 +48,8 @@ class AgentService final : public v1::Agent::CallbackService {
                                     v1::Job* response) override;
   grpc::ServerUnaryReactor* RemoveJob(grpc::CallbackServerContext* context, const v1::RemoveJobRequest* request,
                                       v1::RemoveJobResponse* response) override;
+  grpc::ServerUnaryReactor* DumpJob(grpc::CallbackServerContext* context, const v1::DumpJobRequest* request,
+                                    v1::DumpJobResponse* response) override;
   grpc::ServerWriteReactor<v1::LogChunk>* StreamLogs(grpc::CallbackServerContext* context,
                                                       const v1::StreamLogsRequest* request) override;
 

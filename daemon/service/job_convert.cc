@@ -1,5 +1,6 @@
 #include "daemon/service/job_convert.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "agents/sys/tmux.h"
@@ -58,6 +59,26 @@ void ToProto(const train::JobSpec& in, v1::JobSpec& out) {
     build.set_cpus(in.build.cpus);
     for (const std::string& arch : in.build.archs) build.add_archs(arch);
   }
+  switch (in.hang.policy) {
+    case OnHang::kDump: out.set_on_hang(v1::ON_HANG_DUMP); break;
+    case OnHang::kFail: out.set_on_hang(v1::ON_HANG_FAIL); break;
+    case OnHang::kRecover: out.set_on_hang(v1::ON_HANG_RECOVER); break;
+  }
+  if (in.hang.after_ms) out.set_hang_after_ms(static_cast<uint64_t>(*in.hang.after_ms));
+  out.set_start_timeout_ms(static_cast<uint64_t>(in.hang.start_timeout_ms));
+  out.set_checkpoint_dir(in.checkpoint.dir);
+  out.set_resume_arg(in.checkpoint.resume_arg);
+  out.set_checkpoint_complete(in.checkpoint.complete_marker);
+  out.set_max_restarts_without_progress(in.checkpoint.max_restarts_without_progress);
+  out.set_on_fail(in.on_fail == OnFail::kRecover ? v1::ON_FAIL_RECOVER : v1::ON_FAIL_FAIL);
+  out.set_resume_from(in.resume_from);
+}
+
+// A duration in ms from the wire, kept within what the agent's clock adds
+// without overflow (a year).
+int64_t DurationFromWire(uint64_t ms) {
+  constexpr uint64_t kYearMs = uint64_t{366} * 24 * 3600 * 1000;
+  return static_cast<int64_t>(std::min(ms, kYearMs));
 }
 
 void ToProto(const train::Throughput& in, v1::Throughput& out) {
@@ -136,6 +157,31 @@ Result<train::JobSpec> FromProto(const v1::JobSpec& in) {
   } else if (!in.kind().empty() && in.kind() != train::kJobKindTrain) {
     return InvalidArgument("job kind must be train or build, got '" + in.kind() + "'");
   }
+  switch (in.on_hang()) {
+    case v1::ON_HANG_UNSPECIFIED:
+    case v1::ON_HANG_DUMP: out.hang.policy = OnHang::kDump; break;
+    case v1::ON_HANG_FAIL: out.hang.policy = OnHang::kFail; break;
+    case v1::ON_HANG_RECOVER: out.hang.policy = OnHang::kRecover; break;
+    default:
+      return InvalidArgument("on_hang " + std::to_string(static_cast<int>(in.on_hang())) +
+                             " is not known to this agent: use dump, fail or recover");
+  }
+  if (in.has_hang_after_ms()) out.hang.after_ms = DurationFromWire(in.hang_after_ms());
+  if (in.has_start_timeout_ms()) out.hang.start_timeout_ms = DurationFromWire(in.start_timeout_ms());
+  out.checkpoint.dir = in.checkpoint_dir();
+  out.checkpoint.resume_arg = in.resume_arg();
+  out.checkpoint.complete_marker = in.checkpoint_complete();
+  if (in.has_max_restarts_without_progress()) {
+    out.checkpoint.max_restarts_without_progress = in.max_restarts_without_progress();
+  }
+  switch (in.on_fail()) {
+    case v1::ON_FAIL_UNSPECIFIED:
+    case v1::ON_FAIL_FAIL: out.on_fail = OnFail::kFail; break;
+    case v1::ON_FAIL_RECOVER: out.on_fail = OnFail::kRecover; break;
+    default:
+      return InvalidArgument("on_fail " + std::to_string(static_cast<int>(in.on_fail())) +
+                             " is not known to this agent: use fail or recover");
+  }
   return out;  // attempt: the agent's to set, 1 for a start
 }
 
@@ -182,7 +228,16 @@ void ToProto(const train::JobRecord& in, v1::Job& out) {
     p->set_started_unix_ms(a.started_unix_ms);
     p->set_ended_unix_ms(a.ended_unix_ms);
     for (const std::string& c : a.changes) p->add_changes(c);
+    p->set_resumed_from(a.resumed_from);
   }
+  v1::JobProgress* progress = out.mutable_progress();
+  progress->set_last_progress_unix_ms(in.progress.last_progress_unix_ms);
+  progress->set_last_progress(in.progress.last_progress);
+  progress->set_budget_ms(in.progress.budget_ms);
+  progress->set_budget_source(in.progress.budget_source);
+  progress->set_hung_since_unix_ms(in.progress.hung_since_unix_ms);
+  progress->set_dump_dir(in.progress.dump_dir);
+  out.set_restarts_without_progress(in.restarts_without_progress);
   for (const train::JobGpuMemory& gpu : in.gpu_memory) {
     v1::JobGpuMemory* p = out.add_gpu_memory();
     p->set_index(gpu.index);

@@ -8,6 +8,7 @@
 #include "daemon/service/agent_service.h"
 #include "daemon/service/job_convert.h"
 #include "daemon/service/log_stream.h"
+#include "daemon/service/proto_text.h"
 #include "daemon/service/status_convert.h"
 
 namespace gpuctl::daemon {
@@ -152,6 +153,33 @@ grpc::ServerUnaryReactor* AgentService::RemoveJob(grpc::CallbackServerContext* c
     }
     response->set_name(removed->spec.name);
     response->set_run_id(removed->state == train::JobState::kUnreadable ? "" : removed->run_id);
+    reactor->Finish(grpc::Status::OK);
+  });
+}
+
+grpc::ServerUnaryReactor* AgentService::DumpJob(grpc::CallbackServerContext* context, const v1::DumpJobRequest* request,
+                                                v1::DumpJobResponse* response) {
+  std::string name = request->name();
+  return OnPool(context, job_calls_, [this, response, name](grpc::ServerUnaryReactor* reactor) {
+    Result<train::StackDump> dump = jobs_.DumpJob(name);
+    if (!dump.ok()) {
+      reactor->Finish(ToGrpcStatus(dump.status()));
+      return;
+    }
+    if (!dump->error.empty()) {
+      reactor->Finish(ToGrpcStatus(Status(ErrorCode::kIo, "cannot write the dump in " + dump->dir + ": " + dump->error)));
+      return;
+    }
+    response->set_dump_dir(dump->dir);
+    for (const std::string& file : dump->files) response->add_files(file);
+    std::string summary;
+    for (const train::ProcessDump& p : dump->processes) {
+      summary += "pid " + std::to_string(p.pid) + (p.rank ? " rank " + std::to_string(*p.rank) : std::string()) +
+                 " (" + std::string(1, p.state) + "): " + p.method +
+                 (p.top_frame.empty() ? std::string() : ", at " + p.top_frame) + "\n";
+    }
+    response->set_summary(summary);
+    MakeStringsUtf8(*response);
     reactor->Finish(grpc::Status::OK);
   });
 }

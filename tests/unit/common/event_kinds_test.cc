@@ -31,6 +31,9 @@ TEST(EventKinds, SpellTheWireStrings) {
   EXPECT_EQ(std::string(kBuildFailed), "build_failed");
   EXPECT_EQ(std::string(kBuildSummary), "build_summary");
   EXPECT_EQ(std::string(kEventsDropped), "events_dropped");
+  EXPECT_EQ(std::string(kJobHung), "job_hung");
+  EXPECT_EQ(std::string(kJobRelaunched), "job_relaunched");
+  EXPECT_EQ(std::string(kJobGaveUp), "job_gave_up");
 }
 
 TEST(EventKinds, AreDistinct) {
@@ -38,8 +41,9 @@ TEST(EventKinds, AreDistinct) {
                                  kGpuMemoryHigh, kOomRemediation, kOomRemediationHeld, kOomGaveUp,
                                  kCudaOom,       kAllocConfInvalid, kNcclError,        kTraceback,
                                  kSignal,        kGuardKill,      kGuardWarning,       kGuardNoVictim,
-                                 kBuildThrottled, kBuildFailed,   kBuildSummary,       kEventsDropped};
-  EXPECT_EQ(kinds.size(), 20u);
+                                 kBuildThrottled, kBuildFailed,   kBuildSummary,       kEventsDropped,
+                                 kJobHung,       kJobRelaunched,  kJobGaveUp};
+  EXPECT_EQ(kinds.size(), 23u);
 }
 
 }  // namespace

@@ -50,6 +50,15 @@ v1::JobSpec FullProto() {
   p.mutable_build()->set_cpus(12);
   p.mutable_build()->add_archs("8.0");
   p.mutable_build()->add_archs("9.0");
+  p.set_on_hang(v1::ON_HANG_RECOVER);
+  p.set_hang_after_ms(1'200'000);
+  p.set_start_timeout_ms(3'600'000);
+  p.set_checkpoint_dir("/srv/ckpt");
+  p.set_resume_arg("--resume_from_checkpoint={checkpoint}");
+  p.set_checkpoint_complete("DONE");
+  p.set_on_fail(v1::ON_FAIL_RECOVER);
+  p.set_max_restarts_without_progress(5);
+  p.set_resume_from("/srv/ckpt/checkpoint-400");
   return p;
 }
 
@@ -78,7 +87,16 @@ train::JobSpec FullSpec() {
   s.num_gpus = 2;
   s.gpu_mem_bytes = 40ull << 30;
   s.priority = -3;
-  // attempt stays 1: the agent numbers its runs, a client cannot.
+  s.hang.policy = OnHang::kRecover;
+  s.hang.after_ms = 1'200'000;
+  s.hang.start_timeout_ms = 3'600'000;
+  s.checkpoint.dir = "/srv/ckpt";
+  s.checkpoint.resume_arg = "--resume_from_checkpoint={checkpoint}";
+  s.checkpoint.complete_marker = "DONE";
+  s.checkpoint.max_restarts_without_progress = 5;
+  s.on_fail = OnFail::kRecover;
+  // attempt stays 1 and resume_from empty: the agent numbers its runs and
+  // picks their checkpoints, a client cannot.
   return s;
 }
 
@@ -86,13 +104,15 @@ void ExpectSameSpec(const train::JobSpec& got, const train::JobSpec& expected) {
   ExpectSameFields(got, expected, "spec");
   ExpectSameFields(got.oom, expected.oom, "spec.oom");
   ExpectSameFields(got.build, expected.build, "spec.build");
+  ExpectSameFields(got.hang, expected.hang, "spec.hang");
+  ExpectSameFields(got.checkpoint, expected.checkpoint, "spec.checkpoint");
   EXPECT_TRUE(got == expected);
 }
 
 // A field added to the wire's JobSpec must be carried by FromProto and set
 // in FullProto; this count sends whoever adds one here.
 TEST(JobSpecFromProto, TheTestKnowsEveryWireField) {
-  EXPECT_EQ(v1::JobSpec::descriptor()->field_count(), 22) << "carry the new field in FromProto, set it in FullProto";
+  EXPECT_EQ(v1::JobSpec::descriptor()->field_count(), 31) << "carry the new field in FromProto, set it in FullProto";
   EXPECT_EQ(v1::BuildOptions::descriptor()->field_count(), 3);
   // FullProto sets each of them (repeated ones non-empty, singular ones present).
   const v1::JobSpec p = FullProto();
@@ -109,7 +129,9 @@ TEST(JobSpecFromProto, TheTestKnowsEveryWireField) {
 
 TEST(JobSpecFromProto, EveryFieldReachesTheSpec) {
   // The expected spec leaves nothing at its default but the attempt.
-  ExpectEveryFieldSet(FullSpec(), "expected spec", {"attempt"});
+  ExpectEveryFieldSet(FullSpec(), "expected spec", {"attempt", "resume_from"});
+  ExpectEveryFieldSet(FullSpec().hang, "expected spec.hang");
+  ExpectEveryFieldSet(FullSpec().checkpoint, "expected spec.checkpoint");
   ExpectEveryFieldSet(FullSpec().oom, "expected spec.oom");
   ExpectEveryFieldSet(FullSpec().build, "expected spec.build");
 
@@ -117,6 +139,7 @@ TEST(JobSpecFromProto, EveryFieldReachesTheSpec) {
   ASSERT_TRUE(spec.ok()) << spec.status().message();
   ExpectSameSpec(*spec, FullSpec());
   EXPECT_EQ(spec->attempt, 1u) << "the wire's attempt is the agent's to set, not the client's";
+  EXPECT_EQ(spec->resume_from, "") << "the checkpoint a run resumes from is the agent's to pick";
 }
 
 TEST(JobSpecFromProto, AnEmptySpecTakesTheDefaults) {

@@ -346,7 +346,11 @@ TEST_F(JobLauncherTest, LaunchGivesTmuxTheWrappedCommandTheRunIdAndTheCgroup) {
       << "the session's own, read back at agent start";
   EXPECT_EQ(s.cwd, "") << "the wrapper enters the cwd itself";
   EXPECT_EQ(s.argv, (Argv{"env", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=0", "GPUCTL_ATTEMPT=1",
-                          "GPUCTL_JOB=j1", "GPUCTL_RUN_ID=r1", "PYTHONUNBUFFERED=1", "sh", "-c", kJobWrapperScript,
+                          "GPUCTL_JOB=j1", "GPUCTL_RUN_ID=r1", "PYTHONUNBUFFERED=1",
+                          "TORCH_NCCL_DEBUG_INFO_PIPE_FILE=" + State() + "/jobs/j1/nccl_trace_pipe_rank_",
+                          "TORCH_NCCL_DEBUG_INFO_TEMP_FILE=" + State() + "/jobs/j1/nccl_trace_rank_",
+                          "TORCH_NCCL_DUMP_ON_TIMEOUT=1", "TORCH_NCCL_TRACE_BUFFER_SIZE=2000", "sh", "-c",
+                          kJobWrapperScript,
                           "gpuctl-job", State() + "/jobs/j1/output.log", State() + "/jobs/j1/exit_status",
                           dir_.path(), "/fake-cgroup/gpuctl/j1@r1/cgroup.procs", "", "python", "train.py"}));
 }
@@ -361,8 +365,12 @@ TEST_F(JobLauncherTest, LaunchOfAContainerJobGoesThroughPctExecWithThePathsInsid
   EXPECT_EQ(tmux_.new_sessions()[0].argv,
             (Argv{"/usr/sbin/pct", "exec", "200", "--", "env", "CUDA_DEVICE_ORDER=PCI_BUS_ID",
                   "CUDA_VISIBLE_DEVICES=0", "GPUCTL_ATTEMPT=1", "GPUCTL_JOB=j1", "GPUCTL_RUN_ID=r7",
-                  "PYTHONUNBUFFERED=1", "sh", "-c", kJobWrapperScript, "gpuctl-job",
-                  "/var/lib/gpuctl/jobs/j1/output.log", "/var/lib/gpuctl/jobs/j1/exit_status", "/srv", "",
+                  "PYTHONUNBUFFERED=1",
+                  // NCCL's dumps land where the container's job keeps its files.
+                  "TORCH_NCCL_DEBUG_INFO_PIPE_FILE=/var/lib/gpuctl/jobs/j1/nccl_trace_pipe_rank_",
+                  "TORCH_NCCL_DEBUG_INFO_TEMP_FILE=/var/lib/gpuctl/jobs/j1/nccl_trace_rank_",
+                  "TORCH_NCCL_DUMP_ON_TIMEOUT=1", "TORCH_NCCL_TRACE_BUFFER_SIZE=2000", "sh", "-c", kJobWrapperScript,
+                  "gpuctl-job", "/var/lib/gpuctl/jobs/j1/output.log", "/var/lib/gpuctl/jobs/j1/exit_status", "/srv", "",
                   "/var/lib/gpuctl/jobs/j1/job_pid", "python", "train.py"}));
   EXPECT_EQ(tmux_.new_sessions()[0].env, (std::map<std::string, std::string>{{"GPUCTL_RUN_ID", "r7"}}));
 }

@@ -76,6 +76,15 @@ JobRecord FullRecord() {
   r.spec.gpu_mem_bytes = 40ull << 30;
   r.spec.priority = -3;
   r.spec.attempt = 3;
+  r.spec.hang.policy = OnHang::kRecover;
+  r.spec.hang.after_ms = 1'200'000;
+  r.spec.hang.start_timeout_ms = 3'600'000;
+  r.spec.checkpoint.dir = "/srv/ckpt";
+  r.spec.checkpoint.resume_arg = "--resume_from_checkpoint={checkpoint}";
+  r.spec.checkpoint.complete_marker = "DONE";
+  r.spec.checkpoint.max_restarts_without_progress = 5;
+  r.spec.on_fail = OnFail::kRecover;
+  r.spec.resume_from = "/srv/ckpt/checkpoint-400";
   r.run_id = "r1735689600-3f2a";
   r.state = JobState::kQueued;
   r.state_reason = "exited 1";
@@ -129,9 +138,15 @@ JobRecord FullRecord() {
   a.started_unix_ms = 1735689000000;
   a.ended_unix_ms = 1735689500000;
   a.changes = {"--budget 1024 -> 768"};
+  a.resumed_from = "/srv/ckpt/checkpoint-200";
   r.attempts.push_back(a);
   r.oom_decided = true;
   r.hold_step = 412;
+  r.progress = {1735689640000, "step 693", 120'000, "learned", 1735689645000, "/var/lib/gpuctl/jobs/dflash-768/dumps/x"};
+  r.agent_stop_reason = "hung: no progress for 130 s";
+  r.relaunch_after_stop = true;
+  r.restarts_without_progress = 1;
+  r.relaunch_decided = true;
   r.gpu_memory.push_back({1, "GPU-5f1c", 30ull << 30, 33ull << 30, 80ull << 30, true});
   r.queued_unix_ms = 1735689599000;
   r.queue_position = 2;
@@ -157,6 +172,9 @@ void ExpectSameRecord(const JobRecord& out, const JobRecord& expected) {
   ExpectSameFields(out.spec, expected.spec, "record.spec");
   ExpectSameFields(out.spec.oom, expected.spec.oom, "record.spec.oom");
   ExpectSameFields(out.spec.build, expected.spec.build, "record.spec.build");
+  ExpectSameFields(out.spec.hang, expected.spec.hang, "record.spec.hang");
+  ExpectSameFields(out.spec.checkpoint, expected.spec.checkpoint, "record.spec.checkpoint");
+  ExpectSameFields(out.progress, expected.progress, "record.progress");
   ExpectSameFields(out.metrics, expected.metrics, "record.metrics");
   ASSERT_EQ(out.events.size(), expected.events.size());
   for (size_t i = 0; i < out.events.size(); ++i) {
@@ -192,6 +210,9 @@ TEST(JobRecordJson, FullRecordSetsEveryField) {
   ExpectEveryFieldSet(r.spec.oom, "record.spec.oom");
   ExpectEveryFieldSet(r.spec.oom.knobs.at(0), "record.spec.oom.knobs[0]");
   ExpectEveryFieldSet(r.spec.build, "record.spec.build");
+  ExpectEveryFieldSet(r.spec.hang, "record.spec.hang");
+  ExpectEveryFieldSet(r.spec.checkpoint, "record.spec.checkpoint");
+  ExpectEveryFieldSet(r.progress, "record.progress");
   ExpectEveryFieldSet(r.metrics, "record.metrics");
   ExpectEveryFieldSet(*r.metrics.throughput, "record.metrics.throughput");
   ExpectEveryFieldSet(r.events.at(0), "record.events[0]");

@@ -232,7 +232,11 @@ TEST(EffectiveCommand, CustomAnchorsFlag) {
 
 TEST(EffectiveEnv, MinimalSpecGetsJobNameAndUnbufferedPython) {
   EXPECT_EQ(EffectiveEnv(GoodSpec()),
-            (Env{{"GPUCTL_ATTEMPT", "1"}, {"GPUCTL_JOB", "dflash-768"}, {"PYTHONUNBUFFERED", "1"}}));
+            (Env{{"GPUCTL_ATTEMPT", "1"},
+                 {"GPUCTL_JOB", "dflash-768"},
+                 {"PYTHONUNBUFFERED", "1"},
+                 {"TORCH_NCCL_DUMP_ON_TIMEOUT", "1"},
+                 {"TORCH_NCCL_TRACE_BUFFER_SIZE", "2000"}}));
 }
 
 TEST(EffectiveEnv, EverySetting) {
@@ -248,7 +252,9 @@ TEST(EffectiveEnv, EverySetting) {
                                      {"GPUCTL_JOB", "dflash-768"},
                                      {"GPUCTL_ANCHORS", "256"},
                                      {"GPUCTL_ATTEMPT", "1"},
-                                     {"PYTHONUNBUFFERED", "1"}}));
+                                     {"PYTHONUNBUFFERED", "1"},
+                                     {"TORCH_NCCL_DUMP_ON_TIMEOUT", "1"},
+                                     {"TORCH_NCCL_TRACE_BUFFER_SIZE", "2000"}}));
 }
 
 TEST(EffectiveEnv, UserPythonUnbufferedWins) {
@@ -287,6 +293,65 @@ TEST(EffectiveEnv, UnsetOptionsLeaveTheUsersValues) {
 TEST(TmuxSessionName, PrefixesTheJobName) {
   EXPECT_EQ(TmuxSessionName("dflash-768"), "gpuctl-dflash-768");
   EXPECT_EQ(TmuxSessionName("a.b"), "gpuctl-a.b");
+}
+
+}  // namespace
+}  // namespace gpuctl::train
+
+namespace gpuctl::train {
+namespace {
+
+TEST(EffectiveCommand, AResumedRunGetsTheResumeArgWordsWithItsCheckpoint) {
+  JobSpec spec;
+  spec.name = "r";
+  spec.command = {"python", "train.py"};
+  spec.checkpoint.dir = "/ckpt";
+  spec.checkpoint.resume_arg = "--resume {checkpoint}  --tag={checkpoint}/x";
+  EXPECT_EQ(EffectiveCommand(spec), (std::vector<std::string>{"python", "train.py"}));  // no checkpoint yet
+  spec.resume_from = "/ckpt/my run/checkpoint-7";
+  EXPECT_EQ(EffectiveCommand(spec), (std::vector<std::string>{"python", "train.py", "--resume",
+                                                              "/ckpt/my run/checkpoint-7",
+                                                              "--tag=/ckpt/my run/checkpoint-7/x"}));
+  EXPECT_EQ(EffectiveEnv(spec).at("GPUCTL_RESUME_FROM"), "/ckpt/my run/checkpoint-7");
+}
+
+TEST(EffectiveEnv, TurnsNcclsFlightRecorderOnUnlessTheUserChose) {
+  JobSpec spec;
+  spec.name = "r";
+  spec.command = {"python"};
+  EXPECT_EQ(EffectiveEnv(spec).at("TORCH_NCCL_DUMP_ON_TIMEOUT"), "1");
+  EXPECT_EQ(EffectiveEnv(spec).at("TORCH_NCCL_TRACE_BUFFER_SIZE"), "2000");
+  spec.env["TORCH_NCCL_TRACE_BUFFER_SIZE"] = "0";
+  EXPECT_EQ(EffectiveEnv(spec).at("TORCH_NCCL_TRACE_BUFFER_SIZE"), "0");
+}
+
+TEST(ValidateJobSpec, RefusesBadHangAndCheckpointSettings) {
+  JobSpec spec;
+  spec.name = "r";
+  spec.command = {"python"};
+  auto refused = [&](const std::string& needle) {
+    Status s = ValidateJobSpec(spec);
+    EXPECT_FALSE(s.ok());
+    EXPECT_NE(s.message().find(needle), std::string::npos) << s.message();
+    spec = JobSpec{};
+    spec.name = "r";
+    spec.command = {"python"};
+  };
+  spec.hang.after_ms = 10;
+  refused("--hang-after");
+  spec.hang.start_timeout_ms = 0;
+  refused("--start-timeout");
+  spec.checkpoint.dir = "ckpt";
+  refused("--checkpoint-dir must be an absolute path");
+  spec.checkpoint.dir = "/ckpt";
+  spec.checkpoint.resume_arg = "--resume";
+  refused("{checkpoint}");
+  spec.checkpoint.resume_arg = "--resume {checkpoint}";
+  refused("--resume-arg needs --checkpoint-dir");
+  spec.checkpoint.complete_marker = "a/b";
+  refused("--checkpoint-complete");
+  spec.checkpoint.max_restarts_without_progress = 1000;
+  refused("--max-restarts-without-progress");
 }
 
 }  // namespace

@@ -76,6 +76,8 @@ TEST_F(JobSupervisorTest, StartRecordsARunningJob) {
   EXPECT_FALSE(r.run_id.empty());
   EXPECT_EQ(tmux_.new_sessions()[0].env.at("GPUCTL_RUN_ID"), r.run_id);
   spec.env["GPUCTL_RUN_ID"] = r.run_id;
+  spec.env["TORCH_NCCL_DEBUG_INFO_PIPE_FILE"] = store_.JobDir("run1") + "/nccl_trace_pipe_rank_";
+  spec.env["TORCH_NCCL_DEBUG_INFO_TEMP_FILE"] = store_.JobDir("run1") + "/nccl_trace_rank_";
   EXPECT_EQ(tmux_.new_sessions()[0].argv,
             BuildLaunch(spec, [&] {
               LaunchPaths paths;

@@ -49,7 +49,7 @@ TEST(BuildLaunch, HostArgv) {
   sys::TmuxSessionSpec launch = BuildLaunch(Spec(), kPaths);
   EXPECT_EQ(launch.session, "gpuctl-j1");
   EXPECT_EQ(launch.argv, (Argv{"env", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=0", "GPUCTL_ANCHORS=64", "GPUCTL_ATTEMPT=1", "GPUCTL_JOB=j1",
-                               "PYTHONUNBUFFERED=1", "sh", "-c", kJobWrapperScript, "gpuctl-job",
+                               "PYTHONUNBUFFERED=1", "TORCH_NCCL_DUMP_ON_TIMEOUT=1", "TORCH_NCCL_TRACE_BUFFER_SIZE=2000", "sh", "-c", kJobWrapperScript, "gpuctl-job",
                                "/state/jobs/j1/output.log", "/state/jobs/j1/exit_status", "/srv", "", "",
                                "python", "train.py", "--max-anchors", "64"}));
   // The environment travels in argv (so it crosses into containers) and the
@@ -64,7 +64,7 @@ TEST(BuildLaunch, EmptyCwdIsPassedAsAnEmptyArgument) {
   spec.anchors.reset();
   spec.gpus.clear();
   EXPECT_EQ(BuildLaunch(spec, kPaths).argv,
-            (Argv{"env", "GPUCTL_ATTEMPT=1", "GPUCTL_JOB=j1", "PYTHONUNBUFFERED=1", "sh", "-c", kJobWrapperScript, "gpuctl-job",
+            (Argv{"env", "GPUCTL_ATTEMPT=1", "GPUCTL_JOB=j1", "PYTHONUNBUFFERED=1", "TORCH_NCCL_DUMP_ON_TIMEOUT=1", "TORCH_NCCL_TRACE_BUFFER_SIZE=2000", "sh", "-c", kJobWrapperScript, "gpuctl-job",
                   "/state/jobs/j1/output.log", "/state/jobs/j1/exit_status", "", "", "", "python", "train.py"}));
 }
 
@@ -78,7 +78,7 @@ TEST(BuildLaunch, ContainerArgvGoesThroughPctExec) {
   EXPECT_EQ(launch.session, "gpuctl-j1");
   EXPECT_EQ(launch.argv,
             (Argv{"/usr/sbin/pct", "exec", "200", "--", "env", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=0", "GPUCTL_ANCHORS=64",
-                  "GPUCTL_ATTEMPT=1", "GPUCTL_JOB=j1", "PYTHONUNBUFFERED=1", "sh", "-c", kJobWrapperScript, "gpuctl-job",
+                  "GPUCTL_ATTEMPT=1", "GPUCTL_JOB=j1", "PYTHONUNBUFFERED=1", "TORCH_NCCL_DUMP_ON_TIMEOUT=1", "TORCH_NCCL_TRACE_BUFFER_SIZE=2000", "sh", "-c", kJobWrapperScript, "gpuctl-job",
                   "/var/lib/gpuctl/jobs/j1/output.log", "/var/lib/gpuctl/jobs/j1/exit_status", "/srv", "",
                   "/var/lib/gpuctl/jobs/j1/job_pid", "python", "train.py", "a b;$(touch pwned)'\"", "--max-anchors",
                   "64"}));
