@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -194,9 +195,12 @@ void HangWatch::Observe(JobTable& table, JobEntry& entry, Watch& w, TimePoint no
                    (static_cast<double>(elapsed_ms) / 1000.0);
     if (cores >= options_.cpu_busy_fraction && !GpusLookStuck(r, nullptr)) progressed = "CPU time";
   }
-  // The checkpoint tree, walked only while nothing else said the run moves.
-  if (progressed.empty() && !r.spec.checkpoint.dir.empty() &&
-      now - w.checkpoint_checked >= options_.checkpoint_interval) {
+  // The checkpoint tree, walked only while nothing else said the run moves,
+  // often enough that a quiet save is seen within a quarter of the budget.
+  HangBudget budget = DecideHangBudget(r.spec.hang, w.steps_seen, w.intervals);
+  const auto walk_every = std::clamp<std::chrono::steady_clock::duration>(
+      milliseconds(budget.ms / 4), options_.sample_interval, options_.checkpoint_interval);
+  if (progressed.empty() && !r.spec.checkpoint.dir.empty() && now - w.checkpoint_checked >= walk_every) {
     w.checkpoint_checked = now;
     sys::TreeSignature sig = sys::SignatureOf(r.spec.checkpoint.dir);
     if (w.checkpoint && *w.checkpoint != sig) progressed = "checkpoint written";
@@ -212,7 +216,6 @@ void HangWatch::Observe(JobTable& table, JobEntry& entry, Watch& w, TimePoint no
       spdlog::info("job '{}' (run {}): progress again ({}) after a hang", r.spec.name, r.run_id, progressed);
     }
   }
-  HangBudget budget = DecideHangBudget(r.spec.hang, w.steps_seen, w.intervals);
   const int64_t quiet_ms = Ms(now - w.last_progress);
   // What `train status` shows, published at most every 5 s unless it says
   // something new.

@@ -35,7 +35,9 @@ namespace gpuctl::train {
 
 struct HangWatchOptions {
   std::chrono::milliseconds sample_interval{1000};
-  // How often the checkpoint tree is walked while nothing else progressed.
+  // How often at most the checkpoint tree is walked while nothing else
+  // progressed (a quarter of the budget when that is shorter, never more
+  // often than the samples).
   std::chrono::milliseconds checkpoint_interval{5000};
   // The grace of a stop for a hang (a hung run rarely handles SIGTERM).
   std::chrono::milliseconds stop_grace{10'000};

@@ -1,6 +1,7 @@
 #include "agents/train/run_sampler.h"
 
 #include <charconv>
+#include <map>
 #include <set>
 
 #include "agents/sys/proc_stat.h"
@@ -44,30 +45,48 @@ std::vector<RunProcess> ProcRunSampler::Sample(const JobRecord& r, bool details)
     Result<std::vector<int64_t>> procs = cgroups_->Processes(r.cgroup);
     if (procs.ok()) in_cgroup.insert(procs->begin(), procs->end());
   }
-  std::vector<RunProcess> found;
+  // One pass over proc: every live process's stat, then the run's: its
+  // cgroup's, its groups', and every descendant of those (torchrun starts
+  // its workers in sessions of their own).
+  std::map<int64_t, sys::ProcStat> stats;
   Result<std::vector<int64_t>> pids = sys::ListPids(fs_);
-  if (!pids.ok()) return found;
+  if (!pids.ok()) return {};
   for (int64_t pid : *pids) {
-    const std::string dir = "proc/" + std::to_string(pid);
-    Result<std::string> stat_text = fs_.ReadFile(dir + "/stat");
+    Result<std::string> stat_text = fs_.ReadFile("proc/" + std::to_string(pid) + "/stat");
     if (!stat_text.ok()) continue;  // gone meanwhile
     Result<sys::ProcStat> stat = sys::ParseProcStat(*stat_text);
-    if (!stat.ok() || stat->exited()) continue;
-    bool ours = in_cgroup.count(pid) > 0 || (r.pgid > 0 && stat->pgrp == r.pgid) ||
-                (r.inner_pgid > 0 && stat->pgrp == r.inner_pgid) || (r.inner_pid > 0 && pid == r.inner_pid);
-    if (!ours) continue;
+    if (stat.ok() && !stat->exited()) stats.emplace(pid, std::move(*stat));
+  }
+  std::set<int64_t> ours;
+  for (const auto& [pid, stat] : stats) {
+    if (in_cgroup.count(pid) > 0 || (r.pgid > 0 && stat.pgrp == r.pgid) ||
+        (r.inner_pgid > 0 && stat.pgrp == r.inner_pgid) || (r.inner_pid > 0 && pid == r.inner_pid) ||
+        (r.pid > 0 && pid == r.pid && (!r.pid_start_time || stat.start_time_ticks == *r.pid_start_time))) {
+      ours.insert(pid);
+    }
+  }
+  // Descendants: a child's pid is usually above its parent's, but pids wrap,
+  // so repeat until nothing is added (bounded by the number of processes).
+  for (bool added = true; added;) {
+    added = false;
+    for (const auto& [pid, stat] : stats) {
+      if (!ours.count(pid) && ours.count(stat.ppid)) added = ours.insert(pid).second || added;
+    }
+  }
+  std::vector<RunProcess> found;
+  for (int64_t pid : ours) {
+    const sys::ProcStat& stat = stats.at(pid);
     RunProcess p;
     p.pid = pid;
-    p.comm = stat->comm;
-    p.state = stat->state;
-    p.cpu_ticks = stat->utime_ticks + stat->stime_ticks;
-    if (!details) {
-      found.push_back(std::move(p));
-      continue;
-    }
-    if (Result<std::string> cmdline = fs_.ReadFile(dir + "/cmdline"); cmdline.ok()) p.argv = SplitNulFields(*cmdline);
-    if (Result<std::string> environ = fs_.ReadFile(dir + "/environ"); environ.ok()) {
-      p.rank = RankFromEnvironment(*environ);
+    p.comm = stat.comm;
+    p.state = stat.state;
+    p.cpu_ticks = stat.utime_ticks + stat.stime_ticks;
+    if (details) {
+      const std::string dir = "proc/" + std::to_string(pid);
+      if (Result<std::string> cmdline = fs_.ReadFile(dir + "/cmdline"); cmdline.ok()) p.argv = SplitNulFields(*cmdline);
+      if (Result<std::string> environ = fs_.ReadFile(dir + "/environ"); environ.ok()) {
+        p.rank = RankFromEnvironment(*environ);
+      }
     }
     found.push_back(std::move(p));
   }

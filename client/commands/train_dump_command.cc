@@ -2,6 +2,7 @@
 // a hang would dump them (py-spy per Python process, else the kernel's
 // stack and wchan; NCCL's flight recorder where it runs), into a new
 // directory on the job's host.
+#include <algorithm>
 #include <memory>
 #include <ostream>
 
@@ -29,7 +30,15 @@ void RunDump(CommandContext& ctx, const std::string& name) {
                     << "\n";
     return;
   }
-  ctx.console.out << EscapeForTerminal(dump->summary()) << "stacks of job " << EscapeForTerminal(name) << " in "
+  // One line per process; each escaped on its own (a comm or a frame is
+  // the job's text), the line breaks kept.
+  const std::string& summary = dump->summary();
+  for (size_t at = 0; at < summary.size();) {
+    size_t end = std::min(summary.find('\n', at), summary.size());
+    ctx.console.out << EscapeForTerminal(summary.substr(at, end - at)) << "\n";
+    at = end + 1;
+  }
+  ctx.console.out << "stacks of job " << EscapeForTerminal(name) << " in "
                   << EscapeForTerminal(dump->dump_dir()) << " (" << dump->files_size() << " files)\n";
 }
 
