@@ -44,7 +44,7 @@ checks_direct() {
   local f='-f=${Package} ${Status} ${Version}\n'
   dpkg-query -W "$f" nvidia-open cuda-keyring; apt-mark showhold
   dpkg-query -W "$f" cuda-toolkit-13-1 cuda-keyring
-  "$venv/bin/python" --version
+  "$venv/bin/python" --version; "$venv/bin/py-spy" --version
   dpkg-query -W "$f" 'cuda-toolkit-[0-9]*'
   "$venv/bin/python" -c 'import torch; print(torch.__version__, torch.version.cuda)'
 }

@@ -50,7 +50,8 @@ trap cleanup EXIT
 mkdir -p "$work/state" "$build/_cache/uv"
 guard=(--guard off)
 [[ $EUID -eq 0 ]] && guard=(--cgroup-parent "/gpuctl-torch-$$")
-PATH="$(dirname "$uv"):$PATH" UV_CACHE_DIR="$build/_cache/uv" "$build/daemon/gpuctld" \
+# UV_DEFAULT_INDEX: the venv step installs py-spy from uv's configured index.
+PATH="$(dirname "$uv"):$PATH" UV_CACHE_DIR="$build/_cache/uv" UV_DEFAULT_INDEX="$index" "$build/daemon/gpuctld" \
   --listen "unix:$work/gpuctld.sock" --state-dir "$work/state" --tmux-socket "gpuctl-torch-$$" "${guard[@]}" \
   --no-lock-memory --nvml-library /nonexistent --nvidia-smi /nonexistent --provision-root / 2>"$work/gpuctld.log" &
 agent_pid=$!

@@ -6,16 +6,23 @@
 #      driver plan a fresh Debian 12 host gets, in order (curl, NVIDIA's
 #      keyring, contrib, apt-get update, the running kernel's headers, the
 #      580 pinning package, nvidia-open), CUDA 13.1, a venv on the system's
-#      Python 3.11 with no download, torch from cu130. Nothing is changed.
+#      Python 3.11 with no download and py-spy in it, torch from cu130.
+#      Nothing is changed.
 #   2. The venv step for real: real uv makes the venv on the root's own
-#      python3 (--python-preference only-system: no network), readable by
-#      every user; a rerun skips it.
+#      python3 (--python-preference only-system: no Python download),
+#      readable by every user, and installs py-spy from the index pip uses
+#      (the root's /etc/uv/uv.toml names it, as a site would); a rerun skips it.
 #   tests/fresh_node/provision_root_test.sh BUILD_DIR
 # Exit 77 (skip) when not root, or the Debian archive or pip's index cannot
 # be reached (the root and uv are made once and cached under BUILD_DIR).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$1" && pwd)
+test_name=provision_root_test
+source "$here/../build_proof/lib.sh"  # pip_index
+# node_test_lib.sh gives this script a scratch HOME; pip's user
+# configuration (its index) is in the real one.
+real_home=$HOME real_xdg_config=${XDG_CONFIG_HOME:-}
 source "$here/node_test_lib.sh"
 
 step "a fresh Debian 12 root with python3, and uv"
@@ -24,6 +31,21 @@ root=$(GPUCTL_ROOT_INCLUDE=python3 "$here/make_root.sh" bookworm "$build/fresh-r
 [ $code = 0 ] || exit $code
 uv=$("$here/get_uv.sh" "$build/tools") || exit $?
 install -m 0755 "$uv" "$root/usr/local/bin/uv"
+# uv reads no pip configuration: point the node's uv at pip's index, as a
+# site does, for the py-spy the venv step installs; and at pip's own CA
+# bundle where pip has one (a proxy's CA), through the node's system store
+# (native-tls: the name every uv since 0.1.18 reads; 0.11 added system-certs).
+index=$(HOME=$real_home XDG_CONFIG_HOME=$real_xdg_config pip_index) || exit $?
+pip_cert=${PIP_CERT:-$(HOME=$real_home XDG_CONFIG_HOME=$real_xdg_config "$(pip_python)" -m pip config get global.cert 2>/dev/null || true)}
+mkdir -p "$root/etc/uv"
+{
+  if [[ -n $pip_cert && -f $pip_cert ]]; then
+    mkdir -p "$root/etc/ssl/certs"
+    cp "$pip_cert" "$root/etc/ssl/certs/ca-certificates.crt"
+    echo "native-tls = true"  # a top-level key: before the [[index]] table
+  fi
+  printf '[[index]]\nurl = "%s"\ndefault = true\n' "$index"
+} >"$root/etc/uv/uv.toml"
 port=$((23000 + $$ % 800))
 pidfile=$("$here/start_node.sh" "$root" "$port" "$work/key.pub")
 pidfiles+=("$pidfile")
@@ -63,6 +85,7 @@ expected=(
   "driver: apt-get install -y nvidia-open"
   "cuda: apt-get install -y cuda-toolkit-13-1"
   "venv: uv venv /opt/gpuctl/venv --python 3.11 --python-preference only-system"
+  "venv: uv pip install --python /opt/gpuctl/venv/bin/python py-spy"
   "torch: uv pip install --python /opt/gpuctl/venv/bin/python torch==2.10.0 --index-url https://download.pytorch.org/whl/cu130"
 )
 last=-1
@@ -75,9 +98,17 @@ done
 [ ! -e "$root/etc/apt/sources.list.d/gpuctl-contrib.list" ] || fail "the dry run wrote the contrib list"
 [ ! -e "$root/opt/gpuctl/venv" ] || fail "the dry run made the venv"
 
-step "the venv for real: uv on the root's own python3, no download"
-g provision node fresh-provision --steps venv || fail "venv step"
+step "the venv for real: uv on the root's own python3, no download; py-spy from pip's index"
+if ! g provision node fresh-provision --steps venv; then
+  # The index out of the node's reach is the archive's skip; anything else fails.
+  if echo "$out" | grep -q "uv pip install .* py-spy" && echo "$out" | grep -q "Failed to fetch"; then
+    skip_allowed archive "the node could not fetch py-spy from $index"
+  fi
+  fail "venv step"
+fi
 [ -x "$root/opt/gpuctl/venv/bin/python" ] || fail "no venv python"
+# The step's own check ran it (`py-spy --version`); hang dumps look here.
+[ -x "$root/opt/gpuctl/venv/bin/py-spy" ] || fail "no py-spy in the venv"
 grep -q "^version_info = 3\.11\." "$root/opt/gpuctl/venv/pyvenv.cfg" || fail "the venv is not on Debian 12's Python 3.11"
 [ ! -e "$root/opt/gpuctl/python" ] || fail "uv downloaded a Python though the system's fits"
 # Readable by the users who run jobs, not only root.

@@ -38,7 +38,8 @@ class ProvisionIntegration : public AgentFixture {
     std::vector<std::string> changes;
     for (std::string line; std::getline(in, line);) {
       bool read_only = line.rfind("dpkg-query ", 0) == 0 || line == "apt-mark showhold" ||
-                       line.rfind("python ", 0) == 0 || line.rfind("nvcc ", 0) == 0 ||
+                       line.rfind("python ", 0) == 0 || line.rfind("py-spy ", 0) == 0 ||
+                       line.rfind("nvcc ", 0) == 0 ||
                        line == "uv --version";
       if (!read_only) changes.push_back(line);
     }
@@ -65,7 +66,7 @@ TEST_F(ProvisionIntegration, ProvisionsThenReprovisionsWithoutChangingAnything) 
   EXPECT_NE(r.out.find("STEP    RESULT"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("provisioned in"), std::string::npos) << r.out;
   std::vector<std::string> changes = TakeChanges();
-  ASSERT_EQ(changes.size(), 9u) << r.out;
+  ASSERT_EQ(changes.size(), 10u) << r.out;
   EXPECT_EQ(changes[3], "apt-get install -y nvidia-driver-pinning-580");
   EXPECT_EQ(changes[4], "apt-get install -y nvidia-open");
   EXPECT_EQ(changes[6], "apt-get install -y cuda-toolkit-13-1");
@@ -76,7 +77,9 @@ TEST_F(ProvisionIntegration, ProvisionsThenReprovisionsWithoutChangingAnything) 
   bool usable = system == "3.10" || system == "3.11" || system == "3.12" || system == "3.13";
   EXPECT_EQ(changes[7], "uv venv " + Venv() + " --python " +
                             (usable ? system + " --python-preference only-system" : "3.12 --python-preference managed"));
-  EXPECT_EQ(changes[8], "uv pip install --python " + Venv() +
+  // py-spy for hang dumps, from the index uv is configured for (no flag).
+  EXPECT_EQ(changes[8], "uv pip install --python " + Venv() + "/bin/python py-spy");
+  EXPECT_EQ(changes[9], "uv pip install --python " + Venv() +
                             "/bin/python torch==2.10.0 --index-url https://download.pytorch.org/whl/cu130");
   std::ifstream profile(dir_.path() + "/root/etc/profile.d/gpuctl-cuda.sh");
   EXPECT_TRUE(profile.good());

@@ -39,6 +39,8 @@ TEST_F(ProvisionStandinTest, FreshHostRunsEveryStepInOrder) {
       "apt-get install -y cuda-toolkit-13-1",
       // No system python3 known here: uv downloads one, beside the venv.
       "uv venv " + venv() + " --python 3.12 --python-preference managed",
+      // py-spy for hang dumps: no index flag, uv's configured index.
+      "uv pip install --python " + venv() + "/bin/python py-spy",
       "uv pip install --python " + venv() + "/bin/python torch==2.10.0 --index-url https://download.pytorch.org/whl/cu130",
   };
   EXPECT_EQ(Changing(TakeInvocations()), expected);
@@ -268,7 +270,48 @@ TEST_F(ProvisionStandinTest, TheVenvUsesTheSystemPythonWhenPyTorchSupportsIt) {
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_TRUE(result->ok) << result->failed_step;
   EXPECT_EQ(Changing(TakeInvocations()),
-            std::vector<std::string>{"uv venv " + venv() + " --python 3.11 --python-preference only-system"});
+            (std::vector<std::string>{"uv venv " + venv() + " --python 3.11 --python-preference only-system",
+                                      "uv pip install --python " + venv() + "/bin/python py-spy"}));
+}
+
+// A venv made before the step installed py-spy: only py-spy is added, the
+// venv (and whatever is in it) is kept.
+TEST_F(ProvisionStandinTest, AVenvWithoutPySpyGetsOnlyPySpy) {
+  ASSERT_EQ(runner->Run({"uv", "venv", venv(), "--python", "3.12"})->exit_code, 0);
+  TakeInvocations();
+  ProvisionOptions options;
+  options.steps = {"venv"};
+  auto result = Provision(options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  ASSERT_TRUE(result->ok) << LastReport(*result, "venv")->detail;
+  EXPECT_EQ(Changing(TakeInvocations()),
+            std::vector<std::string>{"uv pip install --python " + venv() + "/bin/python py-spy"});
+  const StepReport& planned = reports.front();
+  EXPECT_EQ(planned.phase, StepPhase::kPlanned);
+  EXPECT_EQ(planned.detail, venv() + " exists (Python 3.12.3), but has no py-spy (hang dumps need it)");
+  EXPECT_THAT(planned.notes, ::testing::Contains("py-spy (hang dumps: gpuctl train dump)"));
+  const StepReport* done = LastReport(*result, "venv");
+  EXPECT_EQ(done->phase, StepPhase::kDone);
+  EXPECT_EQ(done->detail, venv() + " exists (Python 3.12.3, py-spy 0.4.3)");
+}
+
+TEST_F(ProvisionStandinTest, AVenvWithPySpyIsDoneWithNothingPlanned) {
+  ASSERT_EQ(runner->Run({"uv", "venv", venv(), "--python", "3.12"})->exit_code, 0);
+  ASSERT_EQ(runner->Run({"uv", "pip", "install", "--python", venv() + "/bin/python", "py-spy"})->exit_code, 0);
+  TakeInvocations();
+  ProvisionOptions options;
+  options.steps = {"venv"};
+  auto result = Provision(options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_TRUE(result->ok);
+  std::vector<std::string> invoked = TakeInvocations();
+  EXPECT_TRUE(Contains(invoked, "py-spy --version")) << ::testing::PrintToString(invoked);
+  EXPECT_EQ(Changing(invoked), std::vector<std::string>{});
+  const StepReport* venv_step = LastReport(*result, "venv");
+  ASSERT_NE(venv_step, nullptr);
+  EXPECT_EQ(venv_step->phase, StepPhase::kSkipped);
+  EXPECT_TRUE(venv_step->commands.empty());
+  EXPECT_EQ(venv_step->detail, venv() + " exists (Python 3.12.3, py-spy 0.4.3)");
 }
 
 TEST_F(ProvisionStandinTest, WithoutAUsableSystemPythonUvDownloadsOneWhereEveryUserCanReadIt) {
@@ -280,8 +323,9 @@ TEST_F(ProvisionStandinTest, WithoutAUsableSystemPythonUvDownloadsOneWhereEveryU
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   const StepReport* venv_step = LastReport(*result, "venv");
   ASSERT_NE(venv_step, nullptr);
-  ASSERT_EQ(venv_step->commands.size(), 1u);
+  ASSERT_EQ(venv_step->commands.size(), 2u);
   EXPECT_EQ(venv_step->commands[0].env.at("UV_PYTHON_INSTALL_DIR"), ManagedPythonDir(venv()));
+  EXPECT_EQ(venv_step->commands[1].argv.back(), "py-spy");
   EXPECT_THAT(venv_step->notes, ::testing::Contains(HasSubstr("(3.9.2): uv downloads Python 3.12")));
 }
 

@@ -39,7 +39,7 @@ class StandinTest : public ::testing::Test {
   Result<ProvisionResult> Provision(ProvisionOptions options);
   // Every stand-in invocation so far, "NAME ARGS...", then forgets them.
   std::vector<std::string> TakeInvocations();
-  // Only those that change the system (not dpkg-query, showhold, python, nvcc).
+  // Only those that change the system (not dpkg-query, showhold, python, py-spy, nvcc).
   static std::vector<std::string> Changing(const std::vector<std::string>& invocations);
   void Installed(const std::string& package, const std::string& version) const;
   void Held(const std::string& package) const;

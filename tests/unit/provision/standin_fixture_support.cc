@@ -60,7 +60,7 @@ std::vector<std::string> StandinTest::Changing(const std::vector<std::string>& i
   std::vector<std::string> changing;
   for (const std::string& line : invocations) {
     if (line.rfind("dpkg-query ", 0) == 0 || line == "apt-mark showhold" || line.rfind("python ", 0) == 0 ||
-        line.rfind("nvcc ", 0) == 0 || line.rfind("uv env ", 0) == 0 || line == "uv --version") {
+        line.rfind("py-spy ", 0) == 0 || line.rfind("nvcc ", 0) == 0 || line.rfind("uv env ", 0) == 0 || line == "uv --version") {
       continue;
     }
     changing.push_back(line);
