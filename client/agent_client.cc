@@ -238,6 +238,32 @@ Result<v1::DumpJobResponse> AgentClient::DumpJob(const std::string& name) {
   return response;
 }
 
+Result<v1::GpuDrainState> AgentClient::DrainGpu(const std::string& gpu, const std::string& reason) {
+  grpc::ClientContext context;
+  SetDeadline(context, call_timeout_);
+  v1::DrainGpuRequest request;
+  request.set_gpu(gpu);
+  request.set_reason(reason);
+  Connect(context.deadline());
+  v1::GpuDrainState response;
+  grpc::Status status = stub_->DrainGpu(&context, request, &response);
+  if (!status.ok()) return FromGrpc(status);
+  return response;
+}
+
+Result<v1::GpuDrainState> AgentClient::UndrainGpu(const std::string& gpu, bool force) {
+  grpc::ClientContext context;
+  SetDeadline(context, call_timeout_);
+  v1::UndrainGpuRequest request;
+  request.set_gpu(gpu);
+  request.set_force(force);
+  Connect(context.deadline());
+  v1::GpuDrainState response;
+  grpc::Status status = stub_->UndrainGpu(&context, request, &response);
+  if (!status.ok()) return FromGrpc(status);
+  return response;
+}
+
 Status AgentClient::StreamLogs(const v1::StreamLogsRequest& request,
                                const std::function<bool(const v1::LogChunk&)>& on_chunk) {
   grpc::ClientContext context;

@@ -51,6 +51,10 @@ class AgentClient {
   // Dumps a running job's stacks on its host (py-spy per process; may take
   // seconds). kFailedPrecondition for a job not running.
   Result<v1::DumpJobResponse> DumpJob(const std::string& name);
+  // Drains a GPU (index, UUID or PCI bus id), or ends its drain; undrain is
+  // kFailedPrecondition while the GPU still reads faulty, unless `force`.
+  Result<v1::GpuDrainState> DrainGpu(const std::string& gpu, const std::string& reason);
+  Result<v1::GpuDrainState> UndrainGpu(const std::string& gpu, bool force);
   // Calls on_chunk for each chunk until it returns false (then Ok), the
   // stream ends (the final status), or the agent goes away (kUnavailable).
   Status StreamLogs(const v1::StreamLogsRequest& request,

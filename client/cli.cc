@@ -8,6 +8,7 @@
 #include "client/commands/command_context.h"
 #include "client/commands/completion_command.h"
 #include "client/commands/events_command.h"
+#include "client/commands/gpu_command.h"
 #include "client/commands/health_command.h"
 #include "client/commands/node_bootstrap_command.h"
 #include "client/commands/node_command.h"
@@ -116,6 +117,7 @@ int RunCli(const std::vector<std::string>& args, Console& console, const std::st
   AddNodeCommand(app, context);
   AddProvisionCommand(app, context);
   AddBuildCommand(app, context);
+  AddGpuCommand(app, context);
   AddNodeBootstrapCommand(*app.get_subcommand("node"), context);
   AddCompletionCommand(app, context);
 

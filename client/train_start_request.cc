@@ -84,6 +84,9 @@ Status AddResilience(const TrainStartFlags& flags, const std::string& client_cwd
   Result<OnFail> on_fail = ParseOnFail(flags.on_fail);
   if (!on_fail.ok()) return on_fail.status();
   spec.set_on_fail(*on_fail == OnFail::kRecover ? v1::ON_FAIL_RECOVER : v1::ON_FAIL_FAIL);
+  Result<OnFail> on_gpu_fault = ParseOnFail(flags.on_gpu_fault);
+  if (!on_gpu_fault.ok()) return InvalidArgument("--on-gpu-fault must be fail or recover, got '" + flags.on_gpu_fault + "'");
+  spec.set_on_gpu_fault(*on_gpu_fault == OnFail::kRecover ? v1::ON_FAIL_RECOVER : v1::ON_FAIL_FAIL);
   if (!flags.checkpoint_dir.empty()) {
     if (client_cwd.empty() && flags.checkpoint_dir.front() != '/') {
       return InvalidArgument("--checkpoint-dir must be an absolute path here (the job runs on another host)");

@@ -43,6 +43,7 @@ struct TrainStartFlags {
   std::string resume_arg;            // with {checkpoint}
   std::string checkpoint_complete;   // a marker file's name
   std::string on_fail;               // fail, recover; empty: fail
+  std::string on_gpu_fault;          // fail, recover; empty: fail
   std::string max_restarts_without_progress;  // a count; empty: 2
 };
 

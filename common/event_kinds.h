@@ -28,6 +28,12 @@ inline constexpr char kJobHung[] = "job_hung";
 inline constexpr char kJobRelaunched[] = "job_relaunched";
 inline constexpr char kJobGaveUp[] = "job_gave_up";
 
+// Failing GPUs (agents/health/gpu_fault_watch): a fault, drained or not,
+// and drains and undrains by hand.
+inline constexpr char kGpuFault[] = "gpu_fault";
+inline constexpr char kGpuDrained[] = "gpu_drained";
+inline constexpr char kGpuUndrained[] = "gpu_undrained";
+
 // Recognised in a job's log (agents/train/log_events).
 inline constexpr char kCudaOom[] = "cuda_oom";
 inline constexpr char kAllocConfInvalid[] = "alloc_conf_invalid";

@@ -28,7 +28,8 @@ bool DecidesSomething(const std::string& kind) {
   static const std::set<std::string, std::less<>> deciding = {
       k::kGuardKill, k::kGuardNoVictim, k::kJobEnded,  k::kJobOrphaned,       k::kCudaOom,
       k::kNcclError, k::kSignal,        k::kAllocConfInvalid, k::kOomRemediation, k::kOomGaveUp,
-      k::kBuildFailed, k::kBuildSummary, k::kJobHung, k::kJobRelaunched, k::kJobGaveUp};
+      k::kBuildFailed, k::kBuildSummary, k::kJobHung, k::kJobRelaunched, k::kJobGaveUp,
+      k::kGpuFault,  k::kGpuDrained,   k::kGpuUndrained};
   return deciding.contains(kind);
 }
 

@@ -23,6 +23,13 @@ Result<HealthSnapshot> HealthSampler::Sample() {
     }
     snapshot.gpus = *gpu_cache_;
   }
+  if (drains_) {
+    for (sys::GpuDevice& gpu : snapshot.gpus.devices) {
+      std::optional<GpuDrain> drain = drains_->Find(gpu.uuid);
+      if (!drain && !gpu.pci_bus_id.empty()) drain = drains_->Find(gpu.pci_bus_id);
+      if (drain) gpu.drain = sys::GpuDrainInfo{drain->reason, drain->xid, drain->message, drain->since_unix_ms, drain->manual};
+    }
+  }
   return snapshot;
 }
 

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 
+#include "agents/health/gpu_drains.h"
 #include "agents/health/health_snapshot.h"
 #include "agents/health/host_sampler.h"
 #include "agents/sys/clock.h"
@@ -21,6 +22,9 @@ class HealthSampler {
 
   // Thread-safe.
   Result<HealthSnapshot> Sample();
+  // Each GPU of a sample is marked with its drain, if `drains` holds one
+  // (by UUID or PCI bus id). Set before sampling starts; may be null.
+  void SetDrains(const GpuDrains* drains) { drains_ = drains; }
 
  private:
   HostSampler host_;
@@ -30,6 +34,7 @@ class HealthSampler {
   std::mutex gpu_mutex_;
   std::optional<sys::GpuReport> gpu_cache_;
   std::chrono::steady_clock::time_point gpu_cache_time_;
+  const GpuDrains* drains_ = nullptr;
 };
 
 }  // namespace gpuctl::health

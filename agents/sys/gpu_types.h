@@ -15,6 +15,16 @@ struct GpuProcessInfo {
   uint64_t used_memory_bytes = 0;
 };
 
+// A GPU taken out of service (agents/health/gpu_drains.h): a fault it is
+// to blame for, or a person. The queue places no job on it.
+struct GpuDrainInfo {
+  std::string reason;       // "Xid 79: GPU has fallen off the bus"
+  std::optional<int> xid;
+  std::string message;      // the kernel's line, or what was seen
+  int64_t since_unix_ms = 0;
+  bool manual = false;
+};
+
 struct GpuDevice {
   uint32_t index = 0;
   std::string uuid;
@@ -33,6 +43,7 @@ struct GpuDevice {
   std::vector<std::string> clock_event_reasons;  // decoded words, see DecodeClockEventReasons
   std::optional<uint64_t> ecc_uncorrected;
   std::vector<GpuProcessInfo> processes;
+  std::optional<GpuDrainInfo> drain;  // set by the health sampler from the drain set
 };
 
 enum class GpuSourceKind { kNone, kNvml, kNvidiaSmi };

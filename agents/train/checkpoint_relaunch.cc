@@ -42,7 +42,8 @@ void CheckpointRelaunch::Tick(JobTable& table, TimePoint /*now*/) {
 
 void CheckpointRelaunch::Relaunch(JobTable& table, JobEntry& entry) {
   JobRecord& r = entry.record;
-  const std::string cause = r.relaunch_after_stop ? "hang" : "failure";
+  const std::string cause =
+      r.relaunch_after_stop ? (r.agent_stop_cause.empty() ? std::string("hang") : r.agent_stop_cause) : "failure";
   std::optional<sys::Checkpoint> checkpoint = ResumePoint(r.spec, table.NowMs());
   // A relaunch that left no newer checkpoint than it started from made no
   // progress; the first run is no relaunch.
@@ -75,6 +76,11 @@ void CheckpointRelaunch::Relaunch(JobTable& table, JobEntry& entry) {
   Lineage lineage = EndAttempt(r, changes);
   lineage.hold_step.reset();
   lineage.restarts_without_progress = without_progress;
+  // After a GPU fault, other GPUs: a job the agent placed (--num-gpus) is
+  // placed again, past the drained one; one that named its GPUs waits for
+  // them (queued, the drain named) rather than start on a faulted one.
+  const bool replace = cause == "gpu_fault";
+  if (replace && next.num_gpus > 0) next.gpus.clear();
   fields["next_attempt"] = next.attempt;
   const std::string message = "attempt " + std::to_string(next.attempt) + " after a " + cause + ": " +
                               (changes.empty() ? std::string("as before") : sys::Join(changes, ", "));
@@ -82,7 +88,7 @@ void CheckpointRelaunch::Relaunch(JobTable& table, JobEntry& entry) {
   table.PublishEvent(event_kind::kJobRelaunched, r, message, fields);
   const std::string name = r.spec.name;
   // The start replaces this entry: nothing of it is used after this line.
-  Result<JobRecord> started = starter_.StartRun(std::move(next), std::move(lineage), /*admitted=*/true);
+  Result<JobRecord> started = starter_.StartRun(std::move(next), std::move(lineage), /*admitted=*/!replace);
   if (!started.ok()) spdlog::error("job '{}': the relaunch did not start: {}", name, started.status().message());
 }
 

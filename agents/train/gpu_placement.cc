@@ -12,6 +12,7 @@ std::string Plural(uint32_t n) { return std::to_string(n) + (n == 1 ? " GPU" : "
 // Why the GPU is not free for this request; empty when it is.
 std::string BusyReason(const GpuSlot& slot, const GpuRequest& request, uint64_t busy_below_bytes) {
   const std::string gpu = "GPU " + std::to_string(slot.index);
+  if (!slot.drained.empty()) return gpu + " drained (" + slot.drained + ")";
   if (!slot.held_by.empty()) return gpu + " held by job " + slot.held_by;
   uint64_t foreign = 0;
   std::vector<const ForeignProcess*> seen;  // visible, with a pid: named
@@ -47,7 +48,8 @@ std::vector<GpuSlot> GpuSlotsFromReport(const sys::GpuReport& report, const std:
                                         const std::map<uint32_t, uint64_t>& job_bytes) {
   std::vector<GpuSlot> slots;
   for (const sys::GpuDevice& gpu : report.devices) {
-    GpuSlot slot{gpu.index, gpu.uuid, gpu.memory_total_bytes.value_or(0), gpu.memory_free_bytes.value_or(0), {}, {}};
+    GpuSlot slot{gpu.index, gpu.uuid, gpu.memory_total_bytes.value_or(0), gpu.memory_free_bytes.value_or(0), {}, {},
+                 gpu.drain ? gpu.drain->reason : std::string()};
     if (auto it = held.find(gpu.index); it != held.end()) slot.held_by = it->second;
     uint64_t ours = 0, listed = 0;
     for (const sys::GpuProcessInfo& p : gpu.processes) {

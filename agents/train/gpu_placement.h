@@ -35,6 +35,7 @@ struct GpuSlot {
   uint64_t free_bytes = 0;
   std::string held_by;                   // the gpuctl job holding it; empty: none
   std::vector<ForeignProcess> foreign;   // processes the agent did not start
+  std::string drained;                   // why it is out of service; empty: it is not
 };
 
 // Whose a GPU process is, as the supervisor knows it: a job of this agent

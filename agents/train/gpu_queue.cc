@@ -29,7 +29,7 @@ std::vector<GpuSlot> GpuQueue::Slots(const sys::GpuReport& report) {
   std::map<uint32_t, std::string> held;
   std::map<uint32_t, uint64_t> job_bytes;
   std::vector<GpuSlot> indices;  // just the indices and uuids, to resolve --gpus
-  for (const sys::GpuDevice& gpu : report.devices) indices.push_back({gpu.index, gpu.uuid, 0, 0, {}, {}});
+  for (const sys::GpuDevice& gpu : report.devices) indices.push_back({gpu.index, gpu.uuid, 0, 0, {}, {}, {}});
   table_.ForEach([&](const JobEntry& entry) {
     const JobRecord& r = entry.record;
     if (!IsActive(r.state) && !OomRelaunch::Pending(r) && !CheckpointRelaunch::Pending(r)) return;

@@ -289,7 +289,7 @@ void HangWatch::FinishHang(JobTable& table, JobEntry& entry, Watch& w, StackDump
   spdlog::warn("job '{}' (run {}): stopping it for the hang{}", r.spec.name, r.run_id,
                relaunch ? ", to relaunch it from its last complete checkpoint" : "");
   Result<JobRecord> stopped =
-      stopper_.BeginAgentStop(r.spec.name, options_.stop_grace, {w.hang_reason + " (stacks in " + dump.dir + ")", relaunch});
+      stopper_.BeginAgentStop(r.spec.name, options_.stop_grace, {w.hang_reason + " (stacks in " + dump.dir + ")", relaunch, "hang"});
   if (!stopped.ok()) spdlog::error("job '{}': the stop for its hang failed: {}", r.spec.name, stopped.status().message());
 }
 

@@ -150,6 +150,7 @@ Result<JobRecord> JobCommands::BeginAgentStop(const std::string& name, std::chro
   r.stop_requested = true;
   r.stop_deadline_unix_ms = table_.NowMs() + grace.count();
   r.agent_stop_reason = cause.reason;
+  r.agent_stop_cause = cause.cause;
   r.relaunch_after_stop = cause.relaunch;
   // The request is durable before the first signal: an agent restarted
   // during the grace reads a 143 as a stop, and SIGKILLs at the deadline.
@@ -157,6 +158,7 @@ Result<JobRecord> JobCommands::BeginAgentStop(const std::string& name, std::chro
     r.stop_requested = false;
     r.stop_deadline_unix_ms.reset();
     r.agent_stop_reason.clear();
+    r.agent_stop_cause.clear();
     r.relaunch_after_stop = false;
     return Status(s.code(), "cannot record the stop of job '" + name + "', so nothing was signalled: " + s.message());
   }

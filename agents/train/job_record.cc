@@ -91,6 +91,7 @@ json ToJson(const JobSpec& s) {
                        {"max_restarts_without_progress", s.checkpoint.max_restarts_without_progress}};
   }
   j["on_fail"] = OnFailName(s.on_fail);
+  j["on_gpu_fault"] = OnFailName(s.on_gpu_fault);
   if (!s.resume_from.empty()) j["resume_from"] = s.resume_from;
   if (s.kind == kJobKindBuild) {
     j["build"] = {{"cpus", s.build.cpus}, {"archs", s.build.archs}};
@@ -142,6 +143,7 @@ JobSpec SpecFromJson(const json& j) {
         JsonIntegerOr(c, "max_restarts_without_progress", kDefaultMaxRestartsWithoutProgress);
   }
   s.on_fail = ParseOnFail(j.value("on_fail", "")).value_or(OnFail::kFail);
+  s.on_gpu_fault = ParseOnFail(j.value("on_gpu_fault", "")).value_or(OnFail::kFail);
   s.resume_from = j.value("resume_from", "");
   if (j.contains("build") && j["build"].is_object()) {
     const json& build = j["build"];
@@ -319,6 +321,7 @@ json ToJson(const JobRecord& r) {
   PutOptional(j, "hold_step", r.hold_step);
   if (r.progress != JobProgress{}) j["progress"] = ToJson(r.progress);
   if (!r.agent_stop_reason.empty()) j["agent_stop_reason"] = r.agent_stop_reason;
+  if (!r.agent_stop_cause.empty()) j["agent_stop_cause"] = r.agent_stop_cause;
   if (r.relaunch_after_stop) j["relaunch_after_stop"] = true;
   if (r.relaunch_decided) j["relaunch_decided"] = true;
   if (r.restarts_without_progress > 0) j["restarts_without_progress"] = r.restarts_without_progress;
@@ -392,6 +395,7 @@ Result<JobRecord> JobRecordFromJson(const json& j) {
     GetOptional(j, "hold_step", r.hold_step);
     if (j.contains("progress") && j["progress"].is_object()) r.progress = ProgressFromJson(j["progress"]);
     r.agent_stop_reason = j.value("agent_stop_reason", "");
+    r.agent_stop_cause = j.value("agent_stop_cause", "");
     r.relaunch_after_stop = j.value("relaunch_after_stop", false);
     r.relaunch_decided = j.value("relaunch_decided", false);
     r.restarts_without_progress = JsonIntegerOr(j, "restarts_without_progress", uint32_t{0});

@@ -124,6 +124,7 @@ struct JobRecord {
   // recover), saying why: its end is failed with this reason, not stopped.
   // relaunch: and it is to be relaunched from its checkpoint once ended.
   std::string agent_stop_reason;
+  std::string agent_stop_cause;  // "hang", "gpu_fault"
   bool relaunch_after_stop = false;
   // Relaunches in a row that found no checkpoint newer than the last
   // (--max-restarts-without-progress gives up past it).

@@ -91,6 +91,10 @@ struct JobSpec {
   // --on-fail recover: any other failure (an NCCL error, a signal) is
   // relaunched from the last complete checkpoint too.
   OnFail on_fail = OnFail::kFail;
+  // --on-gpu-fault recover: a run on a GPU that faulted (and was drained)
+  // is relaunched from its last complete checkpoint on healthy GPUs, queued
+  // if there are not enough; fail: it ends failed.
+  OnFail on_gpu_fault = OnFail::kFail;
   // Set by the agent on a relaunch: the checkpoint this run resumes from
   // (its command gets --resume-arg with it, its environment
   // GPUCTL_RESUME_FROM). Empty: from scratch.

@@ -39,6 +39,7 @@ class JobStarter {
 struct AgentStop {
   std::string reason;
   bool relaunch = false;
+  std::string cause;  // "hang", "gpu_fault": what the relaunch says it followed
 };
 
 class JobStopper {

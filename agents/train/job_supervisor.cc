@@ -9,6 +9,9 @@ namespace {
 constexpr std::chrono::milliseconds kReadWait{200};
 // How long a start or stop may sit in the queue behind other work.
 constexpr std::chrono::milliseconds kCommandWait{60'000};
+// A run on a faulted GPU gets this long to save itself (its GPU may be
+// gone: it often cannot).
+constexpr std::chrono::seconds kGpuFaultStopGrace{10};
 // Log bytes a read folds in before answering (the owner reads the rest).
 constexpr size_t kReadIngestBytes = 4 << 20;
 
@@ -171,6 +174,44 @@ Result<StackDump> JobSupervisor::DumpJob(const std::string& name) {
   // The dump itself runs here, on the caller's thread: py-spy takes seconds,
   // and the owner goes on meanwhile.
   return dumper_.Dump(*record, processes, dir);
+}
+
+namespace {
+
+// Whether the run was given GPU `index` (`uuid`), or its processes were
+// seen on it.
+bool UsesGpu(const JobRecord& r, uint32_t index, const std::string& uuid) {
+  for (const JobGpuMemory& m : r.gpu_memory) {
+    if (m.index == index) return true;
+  }
+  for (const std::string& item : SplitGpuList(r.spec.gpus)) {
+    if (item == std::to_string(index) || (!uuid.empty() && item == uuid)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> JobSupervisor::GpuFaulted(uint32_t index, const std::string& uuid, const std::string& reason) {
+  std::vector<std::string> stopped;
+  loop_.RunOnOwner(
+      [&] {
+        std::vector<std::string> on_it;
+        table_.ForEach([&](const JobEntry& entry) {
+          const JobRecord& r = entry.record;
+          if (IsActive(r.state) && !r.stop_requested && UsesGpu(r, index, uuid)) on_it.push_back(r.spec.name);
+        });
+        for (const std::string& name : on_it) {
+          JobEntry* entry = table_.Find(name);
+          if (!entry) continue;
+          const bool relaunch = entry->record.spec.on_gpu_fault == OnFail::kRecover;
+          Result<JobRecord> begun = commands_.BeginAgentStop(
+              name, kGpuFaultStopGrace, {"GPU " + std::to_string(index) + " faulted: " + reason, relaunch, "gpu_fault"});
+          if (begun.ok()) stopped.push_back(name);
+        }
+      },
+      kCommandWait);
+  return stopped;
 }
 
 std::vector<GuardedJob> JobSupervisor::RunningJobs() { return guard_.RunningJobs(); }

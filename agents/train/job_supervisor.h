@@ -139,6 +139,11 @@ class JobSupervisor {
   // A dump of a running job's stacks now (hang_watch.h's bundle), written
   // by the calling thread. kFailedPrecondition for a job not running.
   Result<StackDump> DumpJob(const std::string& name);
+  // GPU `index` (`uuid`) faulted and was drained: every active run on it
+  // (given it, or seen on it) is stopped, ended failed with `reason`, and
+  // relaunched on healthy GPUs under --on-gpu-fault recover. Returns the
+  // jobs stopped.
+  std::vector<std::string> GpuFaulted(uint32_t index, const std::string& uuid, const std::string& reason);
 
   // Running jobs, for the memory guard to weigh.
   std::vector<GuardedJob> RunningJobs();

@@ -152,6 +152,12 @@ void AddTrainStartCommand(CLI::App& train, CommandContext& context) {
                   "fail (default) or recover: relaunched from its last complete checkpoint (event job_relaunched)")
       ->check(CLI::IsMember({"fail", "recover"}))
       ->type_name("fail|recover");
+  cmd->add_option("--on-gpu-fault", flags->on_gpu_fault,
+                  "What a run on a GPU that faults (and is drained) gets: fail (default: stopped, failed) or "
+                  "recover: relaunched from its last complete checkpoint on healthy GPUs, queued if there are not "
+                  "enough")
+      ->check(CLI::IsMember({"fail", "recover"}))
+      ->type_name("fail|recover");
   cmd->add_option("--max-restarts-without-progress", flags->max_restarts_without_progress,
                   "Give up (event job_gave_up) after N relaunches in a row that left no newer checkpoint (default " +
                       std::to_string(kDefaultMaxRestartsWithoutProgress) + ")")

@@ -38,6 +38,18 @@ json Optional(const Msg& m, Has has, Get get) {
   return (m.*has)() ? json((m.*get)()) : json(nullptr);
 }
 
+}  // namespace
+
+json GpuFaultJson(const v1::GpuFault& f) {
+  return {{"xid", f.has_xid() ? json(f.xid()) : json(nullptr)},
+          {"message", f.message()},
+          {"since_unix_ms", f.since_unix_ms()},
+          {"manual", f.manual()},
+          {"reason", f.reason()}};
+}
+
+namespace {
+
 json GpuJson(const v1::Gpu& g) {
   json processes = json::array();
   for (const v1::GpuProcess& p : g.processes()) {
@@ -64,6 +76,8 @@ json GpuJson(const v1::Gpu& g) {
       {"clock_event_reasons", reasons},
       {"ecc_uncorrected", Optional(g, &v1::Gpu::has_ecc_uncorrected, &v1::Gpu::ecc_uncorrected)},
       {"processes", processes},
+      {"drained", g.drained()},
+      {"fault", g.drained() ? GpuFaultJson(g.fault()) : json(nullptr)},
   };
 }
 

@@ -9,5 +9,8 @@
 namespace gpuctl::client {
 
 nlohmann::json HealthToJson(const v1::HealthSnapshot& snapshot);
+// gpus[].fault, and `gpuctl gpu drain|undrain -o json`'s: xid (or null),
+// message, since_unix_ms, manual, reason.
+nlohmann::json GpuFaultJson(const v1::GpuFault& fault);
 
 }  // namespace gpuctl::client

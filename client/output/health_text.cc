@@ -61,6 +61,12 @@ std::string HealthToText(const v1::HealthSnapshot& s) {
                   std::to_string(g.processes_size()), reasons.empty() ? "-" : reasons});
   }
   out += table.Render();
+  for (const v1::Gpu& g : s.gpus()) {
+    if (!g.drained()) continue;
+    out += "GPU " + std::to_string(g.index()) + " DRAINED: " + EscapeForTerminal(g.fault().reason()) +
+           (g.fault().manual() ? " (by hand)" : "") + "; no job is placed on it (gpuctl gpu undrain " +
+           std::to_string(g.index()) + ")\n";
+  }
   if (!s.gpu_error().empty()) out += "warning: " + EscapeForTerminal(s.gpu_error()) + "\n";
   return out;
 }

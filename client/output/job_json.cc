@@ -179,6 +179,7 @@ json JobToJson(const v1::Job& job, int64_t now_unix_ms) {
       {"build", spec.kind() == "build" ? BuildJson(spec.build(), job.build()) : json(nullptr)},
       {"on_hang", hang},
       {"on_fail", spec.on_fail() == v1::ON_FAIL_RECOVER ? "recover" : "fail"},
+      {"on_gpu_fault", spec.on_gpu_fault() == v1::ON_FAIL_RECOVER ? "recover" : "fail"},
       {"checkpoint", checkpoint},
       {"progress", progress},
       {"restarts_without_progress", job.restarts_without_progress()},

@@ -174,6 +174,7 @@ void ProgressText(const v1::Job& job, int64_t now_unix_ms, Field& field) {
     field("on hang", policy);
   }
   if (spec.on_fail() == v1::ON_FAIL_RECOVER) field("on fail", "recover");
+  if (spec.on_gpu_fault() == v1::ON_FAIL_RECOVER) field("on gpu fault", "recover");
   if (!spec.checkpoint_dir().empty()) {
     field("checkpoints", spec.checkpoint_dir() + (spec.resume_arg().empty() ? "" : " (resume: " + spec.resume_arg() + ")"));
   }

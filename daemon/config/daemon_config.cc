@@ -77,6 +77,7 @@ Status LoadConfigFile(const std::string& path, DaemonConfig& config) {
       else if (key == "provision_root") config.provision_root = value.get<std::string>();
       else if (key == "max_log_streams") config.max_log_streams = value.get<int>();
       else if (key == "gpu_busy_below") config.gpu_busy_below = value.get<std::string>();
+      else if (key == "kernel_log") config.kernel_log = value.get<std::string>();
       else if (key == "guard") config.guard = value.get<bool>();
       else if (key == "guard_domain") config.guard_domain = value.get<std::string>();
       else if (key == "guard_reserve") config.guard_reserve = value.get<std::string>();
@@ -90,7 +91,7 @@ Status LoadConfigFile(const std::string& path, DaemonConfig& config) {
       else if (key == "metrics_listen") config.metrics_listen = value.get<std::string>();
       else {
         return InvalidArgument("config file " + path + ": unknown key '" + key +
-                               "' (known: listen, state_dir, log_level, nvml_library, nvidia_smi, gpu_max_age_ms, tmux_socket, pct, lxc_rootfs, provision_root, max_log_streams, gpu_busy_below, guard, guard_domain, guard_reserve, guard_unmanaged, "
+                               "' (known: listen, state_dir, log_level, nvml_library, nvidia_smi, gpu_max_age_ms, tmux_socket, pct, lxc_rootfs, provision_root, max_log_streams, gpu_busy_below, kernel_log, guard, guard_domain, guard_reserve, guard_unmanaged, "
                                "guard_protect, cgroup_parent, lock_memory, tls_cert, tls_key, tls_client_ca, metrics_listen)");
       }
     }

@@ -53,6 +53,9 @@ struct DaemonConfig {
   // The GPU queue: a GPU whose processes the agent did not start use this
   // much or more is busy (a size, "1G").
   std::string gpu_busy_below = "1G";
+  // Where NVIDIA's Xid lines are read (gpu_fault_watch.h): /dev/kmsg, or a
+  // file or FIFO of dmesg lines (tests); "off": the kernel log is not read.
+  std::string kernel_log = "/dev/kmsg";
 
   // Memory guard (see README, "The memory guard").
   bool guard = true;

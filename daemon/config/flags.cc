@@ -24,7 +24,7 @@ Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
   std::vector<std::string> guard_protect;
   bool guard_unmanaged = false, no_lock_memory = false;
   std::optional<int> max_log_streams;
-  std::string gpu_busy_below;
+  std::string gpu_busy_below, kernel_log;
   app.add_option("--config", config_file, "JSON config file; flags override its values")
       ->check(CLI::ExistingFile);
   app.add_option("--listen", listen,
@@ -48,6 +48,9 @@ Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
   app.add_option("--gpu-busy-below", gpu_busy_below,
                  "The GPU queue counts a GPU busy when processes gpuctl did not start use this much of it "
                  "(default 1G)");
+  app.add_option("--kernel-log", kernel_log,
+                 "Where NVIDIA Xid lines are read: /dev/kmsg (default), a file or FIFO of dmesg lines, or off.\n"
+                 "A Xid the GPU is to blame for (79, 48, 94, 95, 63, 64, 74, 119, 120, 154) drains it");
   app.add_option("--guard", guard, "Memory guard: on or off (default on)")->check(CLI::IsMember({"on", "off"}));
   app.add_option("--guard-domain", guard_domain,
                  "What the guard watches: host (MemAvailable) or cgroup:PATH (that cgroup's usage\n"
@@ -71,7 +74,7 @@ Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
   // A flag given twice takes its last value, as most daemons do (--listen,
   // a list, keeps them all).
   for (const char* name : {"--config", "--state-dir", "--log-level", "--nvml-library", "--nvidia-smi", "--tmux-socket", "--pct",
-                           "--lxc-rootfs", "--provision-root", "--max-log-streams", "--gpu-busy-below", "--guard", "--guard-domain", "--guard-reserve", "--cgroup-parent",
+                           "--lxc-rootfs", "--provision-root", "--max-log-streams", "--gpu-busy-below", "--kernel-log", "--guard", "--guard-domain", "--guard-reserve", "--cgroup-parent",
                            "--tls-cert", "--tls-key", "--tls-client-ca", "--metrics-listen"}) {
     app.get_option(name)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
@@ -102,6 +105,7 @@ Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
   if (!provision_root.empty()) config.provision_root = provision_root;
   if (max_log_streams) config.max_log_streams = *max_log_streams;
   if (!gpu_busy_below.empty()) config.gpu_busy_below = gpu_busy_below;
+  if (!kernel_log.empty()) config.kernel_log = kernel_log;
   if (!guard.empty()) config.guard = guard == "on";
   if (!guard_domain.empty()) config.guard_domain = guard_domain;
   if (!guard_reserve.empty()) config.guard_reserve = guard_reserve;

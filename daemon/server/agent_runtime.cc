@@ -63,6 +63,11 @@ Status AgentRuntime::StartParts() {
                                                   *event_log_, *prober_, static_cast<size_t>(config.max_log_streams));
   StartProvisioning();
   StartBuilds();
+  gpu_faults_ = std::make_unique<GpuFaults>(config.state_dir, config.kernel_log, *sampler_, *jobs_, *event_log_, clock_);
+  agent_service_->AttachGpuDrains({
+      .drain = [this](const std::string& gpu, const std::string& reason) { return gpu_faults_->Drain(gpu, reason); },
+      .undrain = [this](const std::string& gpu, bool force) { return gpu_faults_->Undrain(gpu, force); },
+  });
 
   Result<std::unique_ptr<AgentServer>> server = AgentServer::Start(config, {agent_service_.get()});
   if (!server.ok()) return FailedPrecondition(server.status().message());
@@ -171,6 +176,7 @@ AgentRuntime::Stopped AgentRuntime::Stop() {
   health_hub_->Stop();
   event_log_->EndSubscriptions();
   agent_service_->EndStreams();  // log followers too, waiting on a quiet file
+  if (gpu_faults_) gpu_faults_->Stop();  // it stops jobs on faulted GPUs: not past this
   // Calls waiting on a job (a stop in its grace) answer now; the server's
   // shutdown waits for every call to finish.
   jobs_->Shutdown();

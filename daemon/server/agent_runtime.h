@@ -29,6 +29,7 @@
 #include "daemon/metrics/guard_metrics.h"
 #include "daemon/metrics/metrics_server.h"
 #include "daemon/server/agent_server.h"
+#include "daemon/server/gpu_faults.h"
 #include "daemon/server/guard_setup.h"
 #include "daemon/service/agent_service.h"
 
@@ -80,6 +81,7 @@ class AgentRuntime {
   sys::CgroupDriver* job_cgroups_ = nullptr;   // the driver when jobs get cgroups
   std::optional<GuardPlan> guard_plan_;
   std::unique_ptr<train::JobSupervisor> jobs_;
+  std::unique_ptr<GpuFaults> gpu_faults_;  // uses jobs_ and sampler_: goes first
   std::unique_ptr<WorkQueue> job_calls_;
   std::unique_ptr<WorkQueue> slow_calls_;
   std::unique_ptr<provision::HostProber> prober_;

@@ -72,6 +72,18 @@ class AgentService final : public v1::Agent::CallbackService {
   };
   void AttachBuilds(BuildHooks hooks) { builds_ = std::move(hooks); }
 
+  // GPU drains (gpu_handlers.cc): `gpu` an index, UUID or PCI bus id.
+  // Unset: UNIMPLEMENTED.
+  struct GpuDrainHooks {
+    std::function<Result<v1::GpuDrainState>(const std::string& gpu, const std::string& reason)> drain;
+    std::function<Result<v1::GpuDrainState>(const std::string& gpu, bool force)> undrain;
+  };
+  void AttachGpuDrains(GpuDrainHooks hooks) { gpu_drains_ = std::move(hooks); }
+  grpc::ServerUnaryReactor* DrainGpu(grpc::CallbackServerContext* context, const v1::DrainGpuRequest* request,
+                                     v1::GpuDrainState* response) override;
+  grpc::ServerUnaryReactor* UndrainGpu(grpc::CallbackServerContext* context, const v1::UndrainGpuRequest* request,
+                                       v1::GpuDrainState* response) override;
+
   // Shutdown, before the gRPC server's: ends every open stream (logs,
   // events, health, provisioning) with UNAVAILABLE, and every later one, so
   // none holds the server open until its deadline. Idempotent.
@@ -94,6 +106,7 @@ class AgentService final : public v1::Agent::CallbackService {
   const provision::HostProber& prober_;
   provision::Provisioner* provisioner_ = nullptr;
   BuildHooks builds_;
+  GpuDrainHooks gpu_drains_;
   void FinishJob(grpc::ServerUnaryReactor* reactor, const Result<train::JobRecord>& job, v1::Job* response) const;
   void FillJob(const train::JobRecord& job, v1::Job& out) const;
   // Log streams: one watcher thread for all followers, and their cap.

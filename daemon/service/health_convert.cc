@@ -87,6 +87,15 @@ void ToProto(const sys::GpuDevice& in, v1::Gpu& out) {
     proc->set_name(p.name);
     proc->set_used_memory_bytes(p.used_memory_bytes);
   }
+  if (in.drain) {
+    out.set_drained(true);
+    v1::GpuFault* fault = out.mutable_fault();
+    if (in.drain->xid) fault->set_xid(*in.drain->xid);
+    fault->set_message(in.drain->message);
+    fault->set_since_unix_ms(in.drain->since_unix_ms);
+    fault->set_manual(in.drain->manual);
+    fault->set_reason(in.drain->reason);
+  }
 }
 
 }  // namespace

@@ -71,6 +71,7 @@ void ToProto(const train::JobSpec& in, v1::JobSpec& out) {
   out.set_checkpoint_complete(in.checkpoint.complete_marker);
   out.set_max_restarts_without_progress(in.checkpoint.max_restarts_without_progress);
   out.set_on_fail(in.on_fail == OnFail::kRecover ? v1::ON_FAIL_RECOVER : v1::ON_FAIL_FAIL);
+  out.set_on_gpu_fault(in.on_gpu_fault == OnFail::kRecover ? v1::ON_FAIL_RECOVER : v1::ON_FAIL_FAIL);
   out.set_resume_from(in.resume_from);
 }
 
@@ -180,6 +181,14 @@ Result<train::JobSpec> FromProto(const v1::JobSpec& in) {
     case v1::ON_FAIL_RECOVER: out.on_fail = OnFail::kRecover; break;
     default:
       return InvalidArgument("on_fail " + std::to_string(static_cast<int>(in.on_fail())) +
+                             " is not known to this agent: use fail or recover");
+  }
+  switch (in.on_gpu_fault()) {
+    case v1::ON_FAIL_UNSPECIFIED:
+    case v1::ON_FAIL_FAIL: out.on_gpu_fault = OnFail::kFail; break;
+    case v1::ON_FAIL_RECOVER: out.on_gpu_fault = OnFail::kRecover; break;
+    default:
+      return InvalidArgument("on_gpu_fault " + std::to_string(static_cast<int>(in.on_gpu_fault())) +
                              " is not known to this agent: use fail or recover");
   }
   return out;  // attempt: the agent's to set, 1 for a start

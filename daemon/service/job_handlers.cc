@@ -8,6 +8,7 @@
 #include "daemon/service/agent_service.h"
 #include "daemon/service/job_convert.h"
 #include "daemon/service/log_stream.h"
+#include "daemon/service/on_pool.h"
 #include "daemon/service/proto_text.h"
 #include "daemon/service/status_convert.h"
 
@@ -25,17 +26,6 @@ std::string ListPageKey(const train::JobRecord& job) {
   char created[24];
   std::snprintf(created, sizeof created, "%020lld", static_cast<long long>(job.created_unix_ms));
   return std::string(created) + "/" + job.spec.name;
-}
-
-// Runs `work` on `pool`, or finishes at once when the pool is full.
-template <typename Work>
-grpc::ServerUnaryReactor* OnPool(grpc::CallbackServerContext* context, WorkQueue& pool, Work work) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (!pool.Post([reactor, work = std::move(work)]() mutable { work(reactor); })) {
-    reactor->Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                                 "too many job starts, stops and removals in progress; retry shortly"));
-  }
-  return reactor;
 }
 
 void ToProto(const build::BuildStats& in, v1::BuildStatus& out) {

@@ -22,7 +22,7 @@ GPUCTL_FIELDS(train::BuildOptions, mem_budget_bytes, cpus, archs);
 GPUCTL_FIELDS(train::HangOptions, policy, after_ms, start_timeout_ms);
 GPUCTL_FIELDS(train::CheckpointOptions, dir, resume_arg, complete_marker, max_restarts_without_progress);
 GPUCTL_FIELDS(train::JobSpec, name, kind, build, command, script, anchors, anchors_flag, alloc_conf, env, cwd, gpus,
-              container, mem_limit_bytes, oom, hang, checkpoint, on_fail, resume_from, num_gpus, gpu_mem_bytes,
+              container, mem_limit_bytes, oom, hang, checkpoint, on_fail, on_gpu_fault, resume_from, num_gpus, gpu_mem_bytes,
               priority, attempt);
 GPUCTL_FIELDS(train::Throughput, value, unit);
 GPUCTL_FIELDS(train::MetricsState, step, loss, grad_norm, learning_rate, throughput, best_throughput, lines_seen);
@@ -40,7 +40,7 @@ GPUCTL_FIELDS(train::JobRecord, spec, run_id, state, state_reason, exit_code, te
               tmux_session, created_unix_ms, started_unix_ms, ended_unix_ms, restart_count, stop_requested,
               stop_deadline_unix_ms, guard_kill_reason, cgroup, log_path, exit_path, pid_path, inner_pid, inner_pgid,
               inner_start_time, log_bytes, parsed_offset, metrics, events, events_dropped, attempts, oom_decided,
-              hold_step, progress, agent_stop_reason, relaunch_after_stop, restarts_without_progress,
+              hold_step, progress, agent_stop_reason, agent_stop_cause, relaunch_after_stop, restarts_without_progress,
               relaunch_decided, gpu_memory, queued_unix_ms, queue_position, waiting_for);
 
 }  // namespace gpuctl::testing

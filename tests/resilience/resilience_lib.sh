@@ -1,5 +1,6 @@
 # Sourced by the resilience tests after `set -euo pipefail`, with test_name
-# and build (BUILD_DIR) set: a torch venv with py-spy ($venv), a scratch
+# and build (BUILD_DIR) set: a torch venv with py-spy ($venv; needs_torch=no
+# goes without), a scratch
 # directory ($work) and a gpuctld on it (start_agent; each job in a memory
 # cgroup of its own under $cgroup_parent, as on a real host: a run's
 # processes are found, and stopped, wherever they start sessions), cleaned
@@ -9,7 +10,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/../build_proof/lib.sh"
 [[ $(id -u) == 0 ]] || skip "needs root (the agent's job cgroups and py-spy's ptrace)"
 command -v tmux >/dev/null || skip "no tmux"
-venv=$(bash "$here/../multinode/torch_venv.sh" "$build") || exit $?
+if [[ ${needs_torch:-yes} == yes ]]; then venv=$(bash "$here/../multinode/torch_venv.sh" "$build") || exit $?; fi
 trainer=$here/toy_trainer.py
 work=$(mktemp -d)
 agent_pid=""
@@ -60,13 +61,14 @@ wait_for_state() {
   fail "job $name is not $want${attempt:+ (attempt $attempt)} after ${seconds}s (last: $state)"
 }
 
-# events_of NAME KIND: that job's events of that kind, one JSON object per line.
+# events_of NAME KIND: that job's events of that kind (NAME "": no job's),
+# one JSON object per line.
 events_of() {
   g -o json events | python3 -c "
 import json, sys
 for line in sys.stdin:
     e = json.loads(line)
-    if e.get('job') == sys.argv[1] and e['kind'] == sys.argv[2]:
+    if (e.get('job') or '') == sys.argv[1] and e['kind'] == sys.argv[2]:
         print(json.dumps(e))" "$1" "$2"
 }
 

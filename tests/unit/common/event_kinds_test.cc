@@ -34,6 +34,9 @@ TEST(EventKinds, SpellTheWireStrings) {
   EXPECT_EQ(std::string(kJobHung), "job_hung");
   EXPECT_EQ(std::string(kJobRelaunched), "job_relaunched");
   EXPECT_EQ(std::string(kJobGaveUp), "job_gave_up");
+  EXPECT_EQ(std::string(kGpuFault), "gpu_fault");
+  EXPECT_EQ(std::string(kGpuDrained), "gpu_drained");
+  EXPECT_EQ(std::string(kGpuUndrained), "gpu_undrained");
 }
 
 TEST(EventKinds, AreDistinct) {
@@ -42,8 +45,9 @@ TEST(EventKinds, AreDistinct) {
                                  kCudaOom,       kAllocConfInvalid, kNcclError,        kTraceback,
                                  kSignal,        kGuardKill,      kGuardWarning,       kGuardNoVictim,
                                  kBuildThrottled, kBuildFailed,   kBuildSummary,       kEventsDropped,
-                                 kJobHung,       kJobRelaunched,  kJobGaveUp};
-  EXPECT_EQ(kinds.size(), 23u);
+                                 kJobHung,       kJobRelaunched,  kJobGaveUp,          kGpuFault,
+                                 kGpuDrained,    kGpuUndrained};
+  EXPECT_EQ(kinds.size(), 26u);
 }
 
 }  // namespace

@@ -57,6 +57,7 @@ v1::JobSpec FullProto() {
   p.set_resume_arg("--resume_from_checkpoint={checkpoint}");
   p.set_checkpoint_complete("DONE");
   p.set_on_fail(v1::ON_FAIL_RECOVER);
+  p.set_on_gpu_fault(v1::ON_FAIL_RECOVER);
   p.set_max_restarts_without_progress(5);
   p.set_resume_from("/srv/ckpt/checkpoint-400");
   return p;
@@ -95,6 +96,7 @@ train::JobSpec FullSpec() {
   s.checkpoint.complete_marker = "DONE";
   s.checkpoint.max_restarts_without_progress = 5;
   s.on_fail = OnFail::kRecover;
+  s.on_gpu_fault = OnFail::kRecover;
   // attempt stays 1 and resume_from empty: the agent numbers its runs and
   // picks their checkpoints, a client cannot.
   return s;
@@ -112,7 +114,7 @@ void ExpectSameSpec(const train::JobSpec& got, const train::JobSpec& expected) {
 // A field added to the wire's JobSpec must be carried by FromProto and set
 // in FullProto; this count sends whoever adds one here.
 TEST(JobSpecFromProto, TheTestKnowsEveryWireField) {
-  EXPECT_EQ(v1::JobSpec::descriptor()->field_count(), 31) << "carry the new field in FromProto, set it in FullProto";
+  EXPECT_EQ(v1::JobSpec::descriptor()->field_count(), 32) << "carry the new field in FromProto, set it in FullProto";
   EXPECT_EQ(v1::BuildOptions::descriptor()->field_count(), 3);
   // FullProto sets each of them (repeated ones non-empty, singular ones present).
   const v1::JobSpec p = FullProto();

@@ -17,7 +17,7 @@ using Kind = StartPlacement::Kind;
 
 std::vector<GpuSlot> Gpus(uint32_t n) {
   std::vector<GpuSlot> slots;
-  for (uint32_t i = 0; i < n; ++i) slots.push_back({i, "GPU-" + std::to_string(i), 80 * kGiB, 80 * kGiB, {}, {}});
+  for (uint32_t i = 0; i < n; ++i) slots.push_back({i, "GPU-" + std::to_string(i), 80 * kGiB, 80 * kGiB, {}, {}, {}});
   return slots;
 }
 

@@ -15,7 +15,7 @@ using ::testing::ElementsAre;
 std::vector<GpuSlot> FourH200s() {
   std::vector<GpuSlot> slots;
   for (uint32_t i = 0; i < 4; ++i) {
-    slots.push_back({i, "GPU-" + std::to_string(i), 140 * kGiB, 140 * kGiB, {}, {}});
+    slots.push_back({i, "GPU-" + std::to_string(i), 140 * kGiB, 140 * kGiB, {}, {}, {}});
   }
   return slots;
 }
@@ -182,6 +182,33 @@ TEST(GpuSlotsFromReport, VisibleProcessesAreNamedBesideTheUnseen) {
   std::vector<GpuSlot> slots = GpuSlotsFromReport(report, {}, NoOwner(), visible, {});
   GpuPlacement p = PlaceJob({1, {"0"}, std::nullopt}, slots, kGiB);
   EXPECT_EQ(p.waiting_for, "1 GPU: GPU 0 has 55.0 GiB used by pid 77 and processes this agent cannot see");
+}
+
+}  // namespace
+}  // namespace gpuctl::train
+
+namespace gpuctl::train {
+namespace {
+
+TEST(GpuPlacementDrained, ADrainedGpuIsNeverPlacedAndTheWaitNamesTheDrain) {
+  std::vector<GpuSlot> slots;
+  for (uint32_t i = 0; i < 2; ++i) slots.push_back({i, "GPU-" + std::to_string(i), 80ull << 30, 80ull << 30, {}, {}, {}});
+  slots[0].drained = "Xid 79: GPU has fallen off the bus";
+  GpuPlacement any = PlaceJob({.num_gpus = 1, .gpus = {}, .gpu_mem_bytes = std::nullopt}, slots, 1ull << 30);
+  EXPECT_EQ(any.gpus, std::vector<uint32_t>{1});
+  GpuPlacement pinned = PlaceJob({.num_gpus = 0, .gpus = {"0"}, .gpu_mem_bytes = std::nullopt}, slots, 1ull << 30);
+  EXPECT_TRUE(pinned.gpus.empty());
+  EXPECT_NE(pinned.waiting_for.find("GPU 0 drained (Xid 79: GPU has fallen off the bus)"), std::string::npos)
+      << pinned.waiting_for;
+  sys::GpuReport report;
+  sys::GpuDevice gpu;
+  gpu.index = 0;
+  gpu.drain = sys::GpuDrainInfo{"by hand", std::nullopt, "maintenance", 1, true};
+  report.devices.push_back(gpu);
+  std::vector<GpuSlot> from = GpuSlotsFromReport(
+      report, {}, [](uint32_t) { return std::nullopt; }, [](uint32_t) { return true; }, {});
+  ASSERT_EQ(from.size(), 1u);
+  EXPECT_EQ(from[0].drained, "by hand");
 }
 
 }  // namespace

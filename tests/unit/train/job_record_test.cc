@@ -84,6 +84,7 @@ JobRecord FullRecord() {
   r.spec.checkpoint.complete_marker = "DONE";
   r.spec.checkpoint.max_restarts_without_progress = 5;
   r.spec.on_fail = OnFail::kRecover;
+  r.spec.on_gpu_fault = OnFail::kRecover;
   r.spec.resume_from = "/srv/ckpt/checkpoint-400";
   r.run_id = "r1735689600-3f2a";
   r.state = JobState::kQueued;
@@ -144,6 +145,7 @@ JobRecord FullRecord() {
   r.hold_step = 412;
   r.progress = {1735689640000, "step 693", 120'000, "learned", 1735689645000, "/var/lib/gpuctl/jobs/dflash-768/dumps/x"};
   r.agent_stop_reason = "hung: no progress for 130 s";
+  r.agent_stop_cause = "hang";
   r.relaunch_after_stop = true;
   r.restarts_without_progress = 1;
   r.relaunch_decided = true;
