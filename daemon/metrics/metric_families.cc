@@ -86,6 +86,10 @@ void AddGpus(Families& f, const v1::HealthSnapshot& s) {
     if (g.has_temperature_c()) f.Gauge("gpuctl_gpu_temperature_celsius", "GPU temperature.", id, g.temperature_c());
     if (g.has_power_draw_w()) f.Gauge("gpuctl_gpu_power_watts", "GPU power draw.", id, g.power_draw_w());
     if (g.has_power_limit_w()) f.Gauge("gpuctl_gpu_power_limit_watts", "GPU power limit.", id, g.power_limit_w());
+    // Drained: after a critical fault (an Xid, double-bit ECC, the GPU lost)
+    // or by `gpuctl gpu drain`; the queue places nothing on it until undrained.
+    f.Gauge("gpuctl_gpu_healthy", "1 unless the GPU is drained (a critical fault or gpuctl gpu drain), then 0.", id,
+            g.drained() ? 0 : 1);
     if (g.has_ecc_uncorrected()) {
       f.Counter("gpuctl_gpu_ecc_uncorrected_errors_total", "Volatile uncorrected ECC errors (since the driver loaded).",
                 id, static_cast<double>(g.ecc_uncorrected()));
@@ -99,14 +103,22 @@ bool Kept(const v1::Job& job, int64_t now_unix_ms) {
   return now_unix_ms - job.ended_unix_ms() < std::chrono::milliseconds(kEndedJobRetention).count();
 }
 
-void AddJob(Families& f, const v1::Job& job) {
+void AddJob(Families& f, const v1::Job& job, int64_t now_unix_ms) {
   const std::string& name = job.spec().name();
   std::string kind = job.spec().kind().empty() ? "train" : job.spec().kind();
   Labels id = {L("job", name)};
+  const bool active = job.state() == v1::JOB_STATE_RUNNING || job.state() == v1::JOB_STATE_STARTING;
   f.Gauge("gpuctl_job_info", "A job the agent keeps (value 1), with its kind and state.",
           {L("job", name), L("kind", kind), L("state", JobStateWord(job.state()))}, 1);
-  f.Gauge("gpuctl_job_running", "1 while the job runs (starting or running), else 0.", id,
-          job.state() == v1::JOB_STATE_RUNNING || job.state() == v1::JOB_STATE_STARTING ? 1 : 0);
+  f.Gauge("gpuctl_job_running", "1 while the job runs (starting or running), else 0.", id, active ? 1 : 0);
+  // Hang detection (agents/train/hang_watch): a run that ended is no longer hung.
+  const v1::JobProgress& progress = job.progress();
+  f.Gauge("gpuctl_job_hung", "1 while the job's run makes no progress past its budget (hung), else 0.", id,
+          active && progress.hung_since_unix_ms() > 0 ? 1 : 0);
+  if (active && progress.last_progress_unix_ms() > 0) {
+    f.Gauge("gpuctl_job_seconds_since_progress", "Time since the running job last made progress (a step, output...).",
+            id, static_cast<double>(std::max<int64_t>(0, now_unix_ms - progress.last_progress_unix_ms())) / 1000.0);
+  }
   const v1::JobMetrics& m = job.metrics();
   if (m.has_step()) f.Gauge("gpuctl_job_step", "The last training step the job's log showed.", id, static_cast<double>(m.step()));
   if (m.has_loss()) f.Gauge("gpuctl_job_loss", "The last loss the job's log showed.", id, m.loss());
@@ -124,7 +136,12 @@ void AddJob(Families& f, const v1::Job& job) {
   f.Counter("gpuctl_job_cuda_oom_total", "CUDA out-of-memory errors in the job's log (this attempt).", id,
             static_cast<double>(ooms));
   f.Counter("gpuctl_job_restarts_total", "Times the agent relaunched the job.", id, job.restart_count());
-  f.Gauge("gpuctl_job_attempts", "Attempts of the job so far, this one included.", id, job.attempts_size() + 1);
+  // spec.attempt, the number `gpuctl train status` shows (1, then 2... per
+  // relaunch); a record from before it was kept counts its earlier attempts.
+  const double attempt = job.spec().attempt() > 0 ? static_cast<double>(job.spec().attempt())
+                                                  : static_cast<double>(job.attempts_size()) + 1;
+  f.Gauge("gpuctl_job_attempts", "The job's attempt, 1 then 2... for each relaunch (OOM or from a checkpoint).", id,
+          attempt);
   if (job.started_unix_ms() > 0) {
     f.Gauge("gpuctl_job_start_time_seconds", "When the job started (Unix time).", id, static_cast<double>(job.started_unix_ms()) / 1000.0);
   }
@@ -155,7 +172,7 @@ std::vector<MetricFamily> BuildMetricFamilies(const MetricsInput& input) {
     size_t kept = 0;
     for (const v1::Job& job : input.jobs->jobs()) {
       if (!Kept(job, input.now_unix_ms)) continue;
-      AddJob(f, job);
+      AddJob(f, job, input.now_unix_ms);
       ++kept;
     }
     f.Gauge("gpuctl_jobs", "Jobs shown here (those that ended drop out 10 minutes after).", {},

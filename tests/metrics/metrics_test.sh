@@ -124,12 +124,16 @@ for g in health["gpus"]:
     check(f"gpuctl_gpu_temperature_celsius{{{ids}}}", g["temperature_c"])
     check(f"gpuctl_gpu_power_watts{{{ids}}}", g["power_draw_w"])
     check(f"gpuctl_gpu_utilization_ratio{{{ids}}}", g["utilization_gpu_pct"] / 100)
+    check(f"gpuctl_gpu_healthy{{{ids}}}", 0 if g.get("drained") else 1)
 check('gpuctl_job_step{job="toy"}', job["metrics"]["step"])
 check('gpuctl_job_loss{job="toy"}', job["metrics"]["loss"])
 check('gpuctl_job_throughput{job="toy",unit="%s"}' % job["metrics"]["throughput"]["unit"], job["metrics"]["throughput"]["value"])
 check('gpuctl_job_info{job="toy",kind="train",state="%s"}' % job["state"], 1)
 check('gpuctl_job_running{job="toy"}', 0)
 check('gpuctl_job_restarts_total{job="toy"}', job["restart_count"])
+check('gpuctl_job_attempts{job="toy"}', job["attempt"] or len(job["attempts"]) + 1)
+check('gpuctl_job_hung{job="toy"}', 0)
+assert 'gpuctl_job_seconds_since_progress{job="toy"}' not in samples, "an ended job has no time since progress"
 check("gpuctl_guard_kills_total", 0)
 assert samples["gpuctl_agent_resident_memory_bytes"] > 1 << 20, samples
 assert samples["gpuctl_agent_threads"] >= 4, samples

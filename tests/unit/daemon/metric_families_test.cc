@@ -109,6 +109,52 @@ TEST(MetricFamilies, JobsWithTheirFiguresAndEndedOnesDropOutAfterTenMinutes) {
   EXPECT_TRUE(Has(text, "gpuctl_health_up 0")) << text;
 }
 
+TEST(MetricFamilies, AHungJobReadsOneUntilItEndsAndTheTimeSinceItsLastProgress) {
+  v1::ListJobsResponse jobs;
+  v1::Job hung = Job("hung", v1::JOB_STATE_RUNNING, 0);
+  hung.mutable_progress()->set_last_progress_unix_ms(kNow - 1'800'500);
+  hung.mutable_progress()->set_hung_since_unix_ms(kNow - 600'000);
+  hung.mutable_spec()->set_attempt(3);
+  hung.add_attempts();  // the spec's attempt wins over the lineage kept
+  *jobs.add_jobs() = hung;
+  v1::Job busy = Job("busy", v1::JOB_STATE_STARTING, 0);
+  busy.mutable_progress()->set_last_progress_unix_ms(kNow - 2'000);
+  *jobs.add_jobs() = busy;
+  // Hung when it was stopped: its run is over, so no longer hung.
+  v1::Job stopped = Job("stopped", v1::JOB_STATE_STOPPED, kNow - 60'000);
+  stopped.mutable_progress()->set_last_progress_unix_ms(kNow - 900'000);
+  stopped.mutable_progress()->set_hung_since_unix_ms(kNow - 120'000);
+  *jobs.add_jobs() = stopped;
+  *jobs.add_jobs() = Job("fresh", v1::JOB_STATE_RUNNING, 0);  // no progress recorded yet
+  std::string text = Text(BuildMetricFamilies({.health = nullptr, .jobs = &jobs, .self = {}, .now_unix_ms = kNow}));
+  EXPECT_TRUE(Has(text, "gpuctl_job_hung{job=\"hung\"} 1")) << text;
+  EXPECT_TRUE(Has(text, "gpuctl_job_hung{job=\"busy\"} 0")) << text;
+  EXPECT_TRUE(Has(text, "gpuctl_job_hung{job=\"stopped\"} 0")) << text;
+  EXPECT_TRUE(Has(text, "gpuctl_job_hung{job=\"fresh\"} 0")) << text;
+  EXPECT_NE(text.find("# TYPE gpuctl_job_hung gauge"), std::string::npos) << text;
+  EXPECT_TRUE(Has(text, "gpuctl_job_seconds_since_progress{job=\"hung\"} 1800.5")) << text;
+  EXPECT_TRUE(Has(text, "gpuctl_job_seconds_since_progress{job=\"busy\"} 2")) << text;
+  EXPECT_EQ(text.find("gpuctl_job_seconds_since_progress{job=\"stopped\"}"), std::string::npos) << text;
+  EXPECT_EQ(text.find("gpuctl_job_seconds_since_progress{job=\"fresh\"}"), std::string::npos) << text;
+  EXPECT_TRUE(Has(text, "gpuctl_job_attempts{job=\"hung\"} 3")) << text;
+  EXPECT_TRUE(Has(text, "gpuctl_job_attempts{job=\"busy\"} 1")) << text;
+}
+
+TEST(MetricFamilies, ADrainedGpuReadsZeroHealthy) {
+  v1::HealthSnapshot health = Host();
+  v1::Gpu* drained = health.add_gpus();
+  drained->set_index(5);
+  drained->set_uuid("GPU-00000000-0000-0000-0000-000000000005");
+  drained->set_drained(true);
+  drained->mutable_fault()->set_xid(79);
+  drained->mutable_fault()->set_reason("Xid 79: GPU has fallen off the bus");
+  std::string text = Text(BuildMetricFamilies({.health = &health, .jobs = nullptr, .self = {}, .now_unix_ms = kNow}));
+  EXPECT_TRUE(Has(text, "gpuctl_gpu_healthy{gpu=\"3\",uuid=\"GPU-c6489789-7836-64bc-561f-33b9f6b86ea3\"} 1")) << text;
+  EXPECT_TRUE(Has(text, "gpuctl_gpu_healthy{gpu=\"5\",uuid=\"GPU-00000000-0000-0000-0000-000000000005\"} 0")) << text;
+  EXPECT_NE(text.find("# TYPE gpuctl_gpu_healthy gauge"), std::string::npos) << text;
+  EXPECT_TRUE(Has(text, "gpuctl_gpus 2")) << text;
+}
+
 TEST(MetricFamilies, TheAgentItself) {
   std::string text = Text(BuildMetricFamilies(
       {.health = nullptr, .jobs = nullptr, .self = {.resident_bytes = 15'000'000, .threads = 22}, .now_unix_ms = kNow}));
