@@ -22,12 +22,15 @@
 #                        python3 tests/gpu/oom_probe.py (and needs no torch)
 #   GPUCTL_GPU_OOM_RECOVER_SCRIPT=EXECUTABLE  the OOM recovery job runs this
 #                        instead of python3 tests/gpu/oom_recover_probe.py
+#   GPUCTL_GPU_HANG_SCRIPT=EXECUTABLE  the hang job runs this instead of
+#                        python3 tests/gpu/hang_probe.py
 # Dry run here:
 #   GPUCTL_GPU_DRY_RUN=1 FAKE_NVML_SCENARIO=two_gpus \
 #   GPUCTL_NVML_LIBRARY=$PWD/build/tests/fake_nvml/libnvidia-ml.so.1 \
 #   NVIDIA_SMI=$PWD/tests/fakes/bin/nvidia-smi \
 #   GPUCTL_GPU_OOM_SCRIPT=$PWD/tests/gpu/fake_oom_probe.sh \
-#   GPUCTL_GPU_OOM_RECOVER_SCRIPT=$PWD/tests/gpu/fake_oom_recover_probe.sh tests/gpu/run.sh build
+#   GPUCTL_GPU_OOM_RECOVER_SCRIPT=$PWD/tests/gpu/fake_oom_recover_probe.sh \
+#   GPUCTL_GPU_HANG_SCRIPT=$PWD/tests/gpu/fake_hang_probe.sh tests/gpu/run.sh build
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -341,6 +344,57 @@ else
     >>"$OUT/summary.txt"
 fi
 if ((probe_status != 0 && status == 0)); then status=1; fi
+# -------------------------------------------------------------------------------
+
+# --- a real hang: a kernel spinning on GPU 0, no step, no output ----------------
+# gpuctl calls it hung after its start budget, says what the GPU showed
+# (utilisation, power), dumps its stacks, and stops it (--on-hang fail). The
+# NVML fault queries (row remapping, retired pages, lost) read on a real GPU.
+hang_status=0
+hang_cmd=("$python" "$root/tests/gpu/hang_probe.py")
+[[ -n ${GPUCTL_GPU_HANG_SCRIPT:-} ]] && hang_cmd=("$GPUCTL_GPU_HANG_SCRIPT")
+if cli train start --name gpu-hang --start-timeout 20s --on-hang fail -- "${hang_cmd[@]}" \
+    >"$OUT/hang-start.txt" 2>&1; then
+  for _ in $(seq 120); do
+    state=$(cli -o json train status gpu-hang 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])')
+    [[ $state != running && $state != starting ]] && break
+    sleep 1
+  done
+  cli -o json train status gpu-hang >"$OUT/hang-status.json" 2>&1
+  cli -o json events >"$OUT/hang-events.jsonl" 2>&1
+  cli -o json health >"$OUT/health-after-hang.json" 2>&1
+  python3 - "$OUT/hang-status.json" "$OUT/hang-events.jsonl" "$OUT/health-after-hang.json" \
+      >>"$OUT/summary.txt" 2>&1 <<'EOF' || hang_status=1
+import json, os, sys
+job = json.load(open(sys.argv[1]))
+events = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+health = json.load(open(sys.argv[3]))
+hung = [e for e in events if e["kind"] == "job_hung" and e.get("job") == "gpu-hang"]
+ok = []
+def check(name, passed, detail):
+    ok.append(passed)
+    print(f"{'PASS' if passed else 'FAIL'} {name}: {detail}")
+check("hang detected", len(hung) == 1, f"{len(hung)} job_hung events; state {job['state']}: {job['state_reason']}")
+if hung:
+    f = hung[0]["fields"]
+    check("hang state failed", job["state"] == "failed" and job["state_reason"].startswith("hung:"), job["state_reason"])
+    files = os.listdir(f["dump_dir"]) if os.path.isdir(f["dump_dir"]) else []
+    check("hang dumped", any(n.endswith(".txt") for n in files), f"{f['dump_dir']}: {files}; "
+          f"processes {[(p['pid'], p['method'], p.get('top_frame')) for p in f['processes']]}")
+    print(f"INFO hang gpus seen: {f['gpus']}; last progress {f['last_progress']}; {f['seconds_since_progress']} s")
+fault_keys = ("row_remap_pending", "row_remap_failure", "retired_pages_pending", "lost")
+for g in health.get("gpus", []):
+    print(f"INFO gpu {g['index']} fault queries: " + ", ".join(f"{k}={g.get(k)}" for k in fault_keys) +
+          f", drained={g.get('drained')}")
+    check(f"gpu {g['index']} not drained", g.get("drained") is False, json.dumps(g.get("fault")))
+sys.exit(0 if all(ok) else 1)
+EOF
+else
+  hang_status=1
+  echo "FAIL hang: gpuctl train start failed: $(cat "$OUT/hang-start.txt")" >>"$OUT/summary.txt"
+fi
+cli train stop gpu-hang --grace 1s >/dev/null 2>&1
+if ((hang_status != 0 && status == 0)); then status=1; fi
 # -------------------------------------------------------------------------------
 
 cat "$OUT/summary.txt"
