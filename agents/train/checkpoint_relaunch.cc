@@ -73,14 +73,17 @@ void CheckpointRelaunch::Relaunch(JobTable& table, JobEntry& entry) {
   next.attempt = r.spec.attempt + 1;
   std::vector<std::string> changes;
   ResumeFrom(next, checkpoint, changes);
-  Lineage lineage = EndAttempt(r, changes);
-  lineage.hold_step.reset();
-  lineage.restarts_without_progress = without_progress;
   // After a GPU fault, other GPUs: a job the agent placed (--num-gpus) is
   // placed again, past the drained one; one that named its GPUs waits for
   // them (queued, the drain named) rather than start on a faulted one.
   const bool replace = cause == "gpu_fault";
-  if (replace && next.num_gpus > 0) next.gpus.clear();
+  if (replace && next.num_gpus > 0) {
+    changes.push_back("GPUs placed again, past the drained one (were " + next.gpus + ")");
+    next.gpus.clear();
+  }
+  Lineage lineage = EndAttempt(r, changes);
+  lineage.hold_step.reset();
+  lineage.restarts_without_progress = without_progress;
   fields["next_attempt"] = next.attempt;
   const std::string message = "attempt " + std::to_string(next.attempt) + " after a " + cause + ": " +
                               (changes.empty() ? std::string("as before") : sys::Join(changes, ", "));

@@ -97,6 +97,25 @@ TEST_F(CheckpointRelaunchTest, AHangStopIsRelaunchedEvenWithoutOnFail) {
   EXPECT_EQ(events_.at(0).fields["cause"], "hang");
 }
 
+TEST_F(CheckpointRelaunchTest, AGpuFaultPlacesAJobAgainPastTheQueue) {
+  HfCheckpoint(100, true);
+  JobSpec spec = Recovering("placed");
+  spec.on_fail = OnFail::kFail;
+  spec.num_gpus = 1;
+  spec.gpus = "0";  // what the queue chose
+  JobEntry& entry = PutEnded(spec, 6011, JobState::kFailed);
+  entry.record.stop_requested = true;
+  entry.record.relaunch_after_stop = true;
+  entry.record.agent_stop_cause = "gpu_fault";
+  relaunches_.Tick(table_, Now());
+  ASSERT_EQ(starter_.calls.size(), 1u);
+  EXPECT_FALSE(starter_.calls[0].admitted) << "through the queue, which leaves the drained GPU out";
+  EXPECT_EQ(starter_.calls[0].spec.gpus, "");
+  EXPECT_EQ(starter_.calls[0].spec.num_gpus, 1u);
+  EXPECT_EQ(events_.at(0).fields["cause"], "gpu_fault");
+  EXPECT_THAT(starter_.calls[0].lineage.attempts[0].changes.back(), HasSubstr("were 0"));
+}
+
 TEST_F(CheckpointRelaunchTest, UsersStopsOomsAndOtherPoliciesAreLeftAlone) {
   JobEntry& stopped = PutEnded(Recovering("stopped"), 6004, JobState::kFailed);
   stopped.record.stop_requested = true;
