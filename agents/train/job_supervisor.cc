@@ -36,7 +36,7 @@ JobSupervisor::JobSupervisor(JobSupervisorOptions options, sys::Tmux& tmux, sys:
       processes_(processes, options_.cgroups),
       unreadable_(table_, launcher_, processes_, tmux),
       host_fs_(options_.host_root),
-      proc_sampler_(host_fs_, options_.cgroups),
+      proc_sampler_(host_fs_, options_.cgroups, clock),
       proc_dumper_(host_fs_, runner, clock, options_.agent_path),
       sampler_(options_.sampler ? *options_.sampler : proc_sampler_),
       dumper_(options_.dumper ? *options_.dumper : proc_dumper_),

@@ -37,7 +37,24 @@ std::vector<std::string> SplitNulFields(const std::string& text) {
   return fields;
 }
 
-ProcRunSampler::ProcRunSampler(const sys::HostFs& fs, sys::CgroupDriver* cgroups) : fs_(fs), cgroups_(cgroups) {}
+ProcRunSampler::ProcRunSampler(const sys::HostFs& fs, sys::CgroupDriver* cgroups, const sys::Clock& clock)
+    : fs_(fs), cgroups_(cgroups), clock_(clock) {}
+
+const std::map<int64_t, sys::ProcStat>& ProcRunSampler::Scan() {
+  const auto now = clock_.SteadyNow();
+  if (scanned_at_ && now - *scanned_at_ < kScanReuse) return stats_;
+  scanned_at_ = now;
+  stats_.clear();
+  Result<std::vector<int64_t>> pids = sys::ListPids(fs_);
+  if (!pids.ok()) return stats_;
+  for (int64_t pid : *pids) {
+    Result<std::string> stat_text = fs_.ReadFile("proc/" + std::to_string(pid) + "/stat");
+    if (!stat_text.ok()) continue;  // gone meanwhile
+    Result<sys::ProcStat> stat = sys::ParseProcStat(*stat_text);
+    if (stat.ok() && !stat->exited()) stats_.emplace(pid, std::move(*stat));
+  }
+  return stats_;
+}
 
 std::vector<RunProcess> ProcRunSampler::Sample(const JobRecord& r, bool details) {
   std::set<int64_t> in_cgroup;
@@ -45,18 +62,10 @@ std::vector<RunProcess> ProcRunSampler::Sample(const JobRecord& r, bool details)
     Result<std::vector<int64_t>> procs = cgroups_->Processes(r.cgroup);
     if (procs.ok()) in_cgroup.insert(procs->begin(), procs->end());
   }
-  // One pass over proc: every live process's stat, then the run's: its
-  // cgroup's, its groups', and every descendant of those (torchrun starts
-  // its workers in sessions of their own).
-  std::map<int64_t, sys::ProcStat> stats;
-  Result<std::vector<int64_t>> pids = sys::ListPids(fs_);
-  if (!pids.ok()) return {};
-  for (int64_t pid : *pids) {
-    Result<std::string> stat_text = fs_.ReadFile("proc/" + std::to_string(pid) + "/stat");
-    if (!stat_text.ok()) continue;  // gone meanwhile
-    Result<sys::ProcStat> stat = sys::ParseProcStat(*stat_text);
-    if (stat.ok() && !stat->exited()) stats.emplace(pid, std::move(*stat));
-  }
+  // Every live process's stat (one scan for all runs sampled together),
+  // then the run's: its cgroup's, its groups', and every descendant of
+  // those (torchrun starts its workers in sessions of their own).
+  const std::map<int64_t, sys::ProcStat>& stats = Scan();
   std::set<int64_t> ours;
   for (const auto& [pid, stat] : stats) {
     if (in_cgroup.count(pid) > 0 || (r.pgid > 0 && stat.pgrp == r.pgid) ||

@@ -8,7 +8,7 @@
 namespace gpuctl::daemon {
 namespace {
 
-void Finish(grpc::ServerUnaryReactor* reactor, Result<v1::GpuDrainState> state, v1::GpuDrainState* response) {
+void FinishDrainCall(grpc::ServerUnaryReactor* reactor, Result<v1::GpuDrainState> state, v1::GpuDrainState* response) {
   if (!state.ok()) {
     reactor->Finish(ToGrpcStatus(state.status()));
     return;
@@ -29,7 +29,7 @@ grpc::ServerUnaryReactor* AgentService::DrainGpu(grpc::CallbackServerContext* co
   }
   return OnPool(context, job_calls_, [this, response, gpu = request->gpu(), reason = request->reason()](
                                          grpc::ServerUnaryReactor* reactor) {
-    Finish(reactor, gpu_drains_.drain(gpu, reason), response);
+    FinishDrainCall(reactor, gpu_drains_.drain(gpu, reason), response);
   });
 }
 
@@ -42,7 +42,7 @@ grpc::ServerUnaryReactor* AgentService::UndrainGpu(grpc::CallbackServerContext* 
   }
   return OnPool(context, job_calls_, [this, response, gpu = request->gpu(), force = request->force()](
                                          grpc::ServerUnaryReactor* reactor) {
-    Finish(reactor, gpu_drains_.undrain(gpu, force), response);
+    FinishDrainCall(reactor, gpu_drains_.undrain(gpu, force), response);
   });
 }
 
