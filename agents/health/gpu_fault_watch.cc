@@ -1,5 +1,7 @@
 #include "agents/health/gpu_fault_watch.h"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "agents/health/gpu_fault_classes.h"
@@ -9,6 +11,21 @@ namespace {
 
 int64_t UnixMs(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+// What the driver itself says is wrong with the GPU: each of these takes it
+// out of service until a reset (NVIDIA's GPU Memory Error Management: a
+// pending retirement or row remap needs one; a remap failure, double-bit
+// errors or a lost GPU mean the GPU should not run work).
+std::optional<std::string> FaultOf(const sys::GpuDevice& gpu) {
+  if (gpu.lost) return "GPU lost: the driver answers GPU_IS_LOST";
+  if (gpu.row_remap_failure.value_or(false)) return std::string(kRowRemapFailure);
+  if (gpu.row_remap_pending.value_or(false)) return "row remap pending (takes effect at the next GPU reset)";
+  if (gpu.retired_pages_pending.value_or(false)) return "retired pages pending (take effect at the next GPU reset)";
+  if (gpu.ecc_uncorrected && *gpu.ecc_uncorrected > 0) {
+    return "volatile double-bit ECC errors: " + std::to_string(*gpu.ecc_uncorrected);
+  }
+  return std::nullopt;
 }
 
 std::string CanonicalBus(const sys::GpuDevice& gpu) {
@@ -58,12 +75,22 @@ void GpuFaultWatch::Stop() {
 void GpuFaultWatch::Poll(const std::vector<std::string>& lines) {
   std::lock_guard lock(mutex_);
   sys::GpuReport report = read_gpus_ ? read_gpus_() : sys::GpuReport{};
-  const bool read_ok = report.source != sys::GpuSourceKind::kNone && report.error.empty();
+  // A lost GPU is named in the reading's error, the others read fine; any
+  // other error leaves nothing to say of the GPUs.
+  const bool any_lost = std::any_of(report.devices.begin(), report.devices.end(), [](const auto& g) { return g.lost; });
+  const bool read_ok = report.source != sys::GpuSourceKind::kNone && (report.error.empty() || any_lost);
   if (read_ok) {
     for (auto& [uuid, listed] : listed_) listed = false;
-    for (const sys::GpuDevice& gpu : report.devices) {
+    for (sys::GpuDevice& gpu : report.devices) {
+      if (gpu.uuid.empty() && gpu.lost) {
+        // Lost before its first reading here: known by its index, if at all.
+        for (const auto& [uuid, known] : known_) {
+          if (known.index == gpu.index) gpu.uuid = uuid;
+        }
+      }
       if (gpu.uuid.empty()) continue;
-      known_[gpu.uuid] = gpu;
+      if (!gpu.lost) known_[gpu.uuid] = gpu;
+      known_.try_emplace(gpu.uuid, gpu);
       listed_[gpu.uuid] = true;
     }
   }
@@ -72,10 +99,21 @@ void GpuFaultWatch::Poll(const std::vector<std::string>& lines) {
   }
   if (!read_ok) return;  // no reading: nothing can be said of the GPUs
   for (const sys::GpuDevice& gpu : report.devices) {
-    if (gpu.ecc_uncorrected && *gpu.ecc_uncorrected > 0 && !gpu.drain) {
-      DrainFor(gpu, "volatile double-bit ECC errors: " + std::to_string(*gpu.ecc_uncorrected), std::nullopt,
-               "NVML reports " + std::to_string(*gpu.ecc_uncorrected) + " uncorrected ECC errors since the driver loaded");
+    if (gpu.drain) continue;
+    if (gpu.lost && gpu.uuid.empty()) {
+      if (!lost_unnamed_.insert(gpu.index).second) continue;
+      const std::string reason = "GPU lost: the driver answers GPU_IS_LOST";
+      spdlog::warn("GPU {} is lost, and was never read before: it cannot be drained by name; the queue leaves it out",
+                   gpu.index);
+      publish_("GPU " + std::to_string(gpu.index) + " faulted: " + reason + " (no UUID or bus id known to drain it by)",
+               {{"gpu", gpu.index}, {"uuid", nullptr}, {"pci_bus_id", nullptr}, {"xid", nullptr},
+                {"class", std::string(XidClassName(XidClass::kGpuFault))}, {"reason", reason},
+                {"message", report.error}, {"pid", nullptr}, {"drained", false}});
+      if (on_fault_) on_fault_(gpu, reason);
+      continue;
     }
+    const sys::GpuDevice& who = gpu.lost && known_.count(gpu.uuid) ? known_.at(gpu.uuid) : gpu;
+    if (std::optional<std::string> why = FaultOf(gpu)) DrainFor(who, *why, std::nullopt, "read from the driver: " + *why);
   }
   // A GPU count that drops: the missing GPU is lost (fallen off the bus,
   // or its driver gave up on it).
@@ -147,10 +185,7 @@ std::optional<std::string> GpuFaultWatch::StillFaulty(const sys::GpuDevice& gpu)
   if (auto listed = listed_.find(gpu.uuid); listed != listed_.end() && !listed->second) {
     return "it is still not listed by the driver";
   }
-  if (gpu.ecc_uncorrected && *gpu.ecc_uncorrected > 0) {
-    return "it still reports " + std::to_string(*gpu.ecc_uncorrected) +
-           " uncorrected ECC errors (they clear when the driver reloads or the GPU is reset)";
-  }
+  if (std::optional<std::string> why = FaultOf(gpu)) return "it still reads " + *why;
   return std::nullopt;
 }
 

@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -66,6 +67,9 @@ class GpuFaultWatch {
   // known by what it was.
   std::map<std::string, sys::GpuDevice> known_;
   std::map<std::string, bool> listed_;  // UUID -> in the last reading
+  // Indices of GPUs lost before any reading named them: no UUID or bus id
+  // to drain them by (the queue leaves a lost GPU out anyway); reported once.
+  std::set<uint32_t> lost_unnamed_;
   std::mutex mutex_;                    // Poll and StillFaulty, from different threads
   std::optional<sys::KernelLogSource> source_;
   std::thread thread_;

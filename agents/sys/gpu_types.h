@@ -42,6 +42,19 @@ struct GpuDevice {
   std::optional<double> power_limit_w;
   std::vector<std::string> clock_event_reasons;  // decoded words, see DecodeClockEventReasons
   std::optional<uint64_t> ecc_uncorrected;
+  // Memory-repair faults; each is empty (unknown) where the GPU, driver or
+  // nvidia-smi does not report it, so "no" is never assumed.
+  // Pages retired by Dynamic Page Retirement (before Ampere) waiting for a
+  // driver reload or reboot to take effect.
+  std::optional<bool> retired_pages_pending;
+  // Row remapping (Ampere and later): a remapped row waits for a GPU reset;
+  // a failure means the remapper ran out of spare rows or could not remap.
+  std::optional<bool> row_remap_pending;
+  std::optional<bool> row_remap_failure;
+  // The driver reports the GPU lost (NVML_ERROR_GPU_IS_LOST: fell off the
+  // bus, or stopped answering). Such a GPU is still listed, with what was read
+  // before it was found lost (at least its index); its other values are empty.
+  bool lost = false;
   std::vector<GpuProcessInfo> processes;
   std::optional<GpuDrainInfo> drain;  // set by the health sampler from the drain set
 };

@@ -108,6 +108,17 @@ Setter<Row> Double(std::optional<double> Row::*field, Units units) {
   };
 }
 
+// nvidia-smi's flags: "Yes" or "No", nothing else.
+template <typename Row>
+Setter<Row> YesNo(std::optional<bool> Row::*field) {
+  return [field](Row& row, std::string_view v) {
+    if (IsUnavailable(v)) return true;
+    if (v != "Yes" && v != "No") return false;
+    row.*field = v == "Yes";
+    return true;
+  };
+}
+
 template <typename Row>
 Setter<Row> Text(std::string Row::*field) {
   return [field](Row& row, std::string_view v) {
@@ -145,6 +156,16 @@ const std::map<std::string, Setter<GpuDevice>>& GpuSetters() {
          return mask.has_value();
        }},
       {"ecc.errors.uncorrected.volatile.total", Unsigned(&GpuDevice::ecc_uncorrected, {})},
+      {"retired_pages.pending", YesNo(&GpuDevice::retired_pages_pending)},
+  };
+  return *setters;
+}
+
+const std::map<std::string, Setter<RemappedRows>>& RemapSetters() {
+  static const auto* setters = new std::map<std::string, Setter<RemappedRows>>{
+      {"gpu_uuid", Text(&RemappedRows::gpu_uuid)},
+      {"remapped_rows.pending", YesNo(&RemappedRows::pending)},
+      {"remapped_rows.failure", YesNo(&RemappedRows::failure)},
   };
   return *setters;
 }
@@ -245,7 +266,12 @@ std::vector<std::string> GpuQueryFields(ClockReasonsField reasons) {
           "power.limit",
           reasons == ClockReasonsField::kEvent ? "clocks_event_reasons.active"
                                                : "clocks_throttle_reasons.active",
-          "ecc.errors.uncorrected.volatile.total"};
+          "ecc.errors.uncorrected.volatile.total",
+          "retired_pages.pending"};
+}
+
+std::vector<std::string> RemappedRowsQueryFields() {
+  return {"gpu_uuid", "remapped_rows.pending", "remapped_rows.failure"};
 }
 
 std::vector<std::string> ComputeAppsQueryFields() {
@@ -269,6 +295,23 @@ Result<std::vector<GpuDevice>> ParseGpuQueryCsv(std::string_view text,
 Result<std::vector<ComputeApp>> ParseComputeAppsCsv(std::string_view text,
                                                     const std::vector<std::string>& fields) {
   return ParseCsv<ComputeApp>(text, fields, AppSetters(), "process_name", "--query-compute-apps");
+}
+
+Result<std::vector<RemappedRows>> ParseRemappedRowsCsv(std::string_view text,
+                                                       const std::vector<std::string>& fields) {
+  return ParseCsv<RemappedRows>(text, fields, RemapSetters(), "", "--query-remapped-rows");
+}
+
+void AttachRemappedRows(std::vector<GpuDevice>& devices, const std::vector<RemappedRows>& rows) {
+  for (const auto& row : rows) {
+    for (auto& device : devices) {
+      if (device.uuid == row.gpu_uuid) {
+        device.row_remap_pending = row.pending;
+        device.row_remap_failure = row.failure;
+        break;
+      }
+    }
+  }
 }
 
 void AttachComputeApps(std::vector<GpuDevice>& devices, const std::vector<ComputeApp>& apps) {

@@ -10,6 +10,7 @@
 // column order (and its units are ignored).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,7 +25,9 @@ namespace gpuctl::sys {
 // header as clocks_event_reasons.active.
 enum class ClockReasonsField { kEvent, kThrottle };
 
-// The fields gpuctl asks --query-gpu for, in order.
+// The fields gpuctl asks --query-gpu for, in order. The last,
+// retired_pages.pending ("Yes", "No", "[N/A]" on Ampere and later), is one
+// gpuctl can do without (see DropRefusedField in nvidia_smi_refusal.h).
 std::vector<std::string> GpuQueryFields(ClockReasonsField reasons = ClockReasonsField::kEvent);
 // The fields gpuctl asks --query-compute-apps for, in order.
 std::vector<std::string> ComputeAppsQueryFields();
@@ -50,5 +53,25 @@ Result<std::vector<ComputeApp>> ParseComputeAppsCsv(
 // Appends each app to the process list of the device with its uuid; apps of
 // GPUs not in `devices` are dropped.
 void AttachComputeApps(std::vector<GpuDevice>& devices, const std::vector<ComputeApp>& apps);
+
+// One row of --query-remapped-rows (Ampere and later; nvidia-smi before R450
+// has no such switch, and --query-gpu knows none of its fields). Pending and
+// failure are "Yes"/"No"; "[N/A]" (a GPU without row remapping) leaves them
+// empty.
+struct RemappedRows {
+  std::string gpu_uuid;
+  std::optional<bool> pending;
+  std::optional<bool> failure;
+};
+
+// The fields gpuctl asks --query-remapped-rows for, in order.
+std::vector<std::string> RemappedRowsQueryFields();
+
+Result<std::vector<RemappedRows>> ParseRemappedRowsCsv(
+    std::string_view text, const std::vector<std::string>& fields = RemappedRowsQueryFields());
+
+// Sets row_remap_pending and row_remap_failure of the device with each row's
+// uuid; rows of GPUs not in `devices` are dropped.
+void AttachRemappedRows(std::vector<GpuDevice>& devices, const std::vector<RemappedRows>& rows);
 
 }  // namespace gpuctl::sys

@@ -1,9 +1,11 @@
 #include "agents/sys/nvidia_smi_gpu_reader.h"
 
+#include <optional>
 #include <string_view>
 #include <utility>
 
 #include "agents/sys/command_runner.h"
+#include "agents/sys/nvidia_smi_refusal.h"
 
 namespace gpuctl::sys {
 namespace {
@@ -39,11 +41,11 @@ std::string Failure(const CommandOutput& out) {
   return "nvidia-smi exited with code " + std::to_string(out.exit_code) + " and printed nothing";
 }
 
-// 'Field "clocks_event_reasons.active" is not a valid field to query.'
-bool RejectsEventReasonsField(const CommandOutput& out) {
-  std::string message = Message(out);
-  return message.find("is not a valid field to query") != std::string::npos &&
-         message.find("clocks_event_reasons.active") != std::string::npos;
+// Both streams, lines intact, for the refusal parsers.
+std::string Output(const CommandOutput& out) { return out.stdout_text + "\n" + out.stderr_text; }
+
+void AddError(GpuReport& report, const std::string& error) {
+  report.error += (report.error.empty() ? "" : "; ") + error;
 }
 
 }  // namespace
@@ -57,14 +59,17 @@ GpuReport NvidiaSmiGpuReader::Read() {
   RunOptions options;
   options.timeout = timeout_;
   auto query_gpu = [&] {
-    return runner_.Run(
-        {executable_, "--query-gpu=" + JoinQueryFields(GpuQueryFields(reasons_field_)), kFormat}, options);
+    return runner_.Run({executable_, "--query-gpu=" + JoinQueryFields(gpu_fields_), kFormat}, options);
   };
 
+  // An older nvidia-smi refuses the whole query for one field it does not
+  // know, and names it: ask again without it (or by its old name), and keep
+  // the smaller list (the driver will not change under us). Each retry drops
+  // a refusable field, so this ends.
   Result<CommandOutput> gpu = query_gpu();
-  if (gpu.ok() && gpu->exit_code != 0 && reasons_field_ == ClockReasonsField::kEvent &&
-      RejectsEventReasonsField(*gpu)) {
-    reasons_field_ = ClockReasonsField::kThrottle;  // remembered: the driver will not change under us
+  while (gpu.ok() && gpu->exit_code != 0) {
+    std::optional<std::string> refused = RefusedQueryField(Output(*gpu));
+    if (!refused || !DropRefusedField(gpu_fields_, *refused)) break;
     gpu = query_gpu();
   }
   if (!gpu.ok()) {
@@ -77,7 +82,7 @@ GpuReport NvidiaSmiGpuReader::Read() {
     if (report.error == kNoDevices) report.source = GpuSourceKind::kNvidiaSmi;
     return report;
   }
-  auto devices = ParseGpuQueryCsv(gpu->stdout_text, GpuQueryFields(reasons_field_));
+  auto devices = ParseGpuQueryCsv(gpu->stdout_text, gpu_fields_);
   if (!devices.ok()) {
     report.error = "cannot parse nvidia-smi output: " + devices.status().message();
     return report;
@@ -91,15 +96,36 @@ GpuReport NvidiaSmiGpuReader::Read() {
       {executable_, "--query-compute-apps=" + JoinQueryFields(ComputeAppsQueryFields()), kFormat},
       options);
   if (!apps.ok()) {
-    report.error = "nvidia-smi --query-compute-apps: " + apps.status().message();
+    AddError(report, "nvidia-smi --query-compute-apps: " + apps.status().message());
   } else if (apps->exit_code != 0) {
-    report.error = "nvidia-smi --query-compute-apps: " + Failure(*apps);
+    AddError(report, "nvidia-smi --query-compute-apps: " + Failure(*apps));
   } else if (auto parsed = ParseComputeAppsCsv(apps->stdout_text); !parsed.ok()) {
-    report.error = "cannot parse nvidia-smi output: " + parsed.status().message();
+    AddError(report, "cannot parse nvidia-smi output: " + parsed.status().message());
   } else {
     AttachComputeApps(report.devices, *parsed);
   }
+  if (!report.devices.empty() && !remapped_rows_refused_) ReadRemappedRows(report, options);
   return report;
+}
+
+void NvidiaSmiGpuReader::ReadRemappedRows(GpuReport& report, const RunOptions& options) {
+  const std::string query = "--query-remapped-rows=" + JoinQueryFields(RemappedRowsQueryFields());
+  Result<CommandOutput> rows = runner_.Run({executable_, query, kFormat}, options);
+  if (!rows.ok()) {
+    AddError(report, "nvidia-smi --query-remapped-rows: " + rows.status().message());
+  } else if (rows->exit_code != 0) {
+    // An nvidia-smi before R450 has no such switch: the values stay unknown,
+    // which is not a failure, and it is not asked again.
+    if (RefusesOption(Output(*rows), "--query-remapped-rows") || RefusedQueryField(Output(*rows))) {
+      remapped_rows_refused_ = true;
+    } else {
+      AddError(report, "nvidia-smi --query-remapped-rows: " + Failure(*rows));
+    }
+  } else if (auto parsed = ParseRemappedRowsCsv(rows->stdout_text); !parsed.ok()) {
+    AddError(report, "cannot parse nvidia-smi output: " + parsed.status().message());
+  } else {
+    AttachRemappedRows(report.devices, *parsed);
+  }
 }
 
 }  // namespace gpuctl::sys

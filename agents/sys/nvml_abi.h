@@ -5,7 +5,9 @@
 // the nvmlReturn_t codes, nvmlMemory_t, nvmlUtilization_t, nvmlPciInfo_t
 // (the _v3 layout) and nvmlProcessInfo_t (the _v2/_v3 layout). Every entry
 // point named below is exported by the 580 driver's libnvidia-ml.so.1
-// (../shared/fixtures/gpu-host/nvml-symbols.txt).
+// (../shared/fixtures/gpu-host/nvml-symbols.txt); the fault queries
+// (nvmlDeviceGetRetiredPagesPendingStatus, nvmlDeviceGetRemappedRows) are
+// missing from older drivers and resolved as optional.
 #pragma once
 
 namespace gpuctl::sys::nvml {
@@ -14,6 +16,7 @@ using Return = int;  // nvmlReturn_t
 inline constexpr Return kSuccess = 0;
 inline constexpr Return kErrorNotSupported = 3;
 inline constexpr Return kErrorInsufficientSize = 7;
+inline constexpr Return kErrorGpuIsLost = 15;  // fell off the bus or stopped answering
 inline constexpr Return kErrorLibRmVersionMismatch = 18;
 
 struct DeviceSt;
@@ -23,6 +26,9 @@ inline constexpr unsigned kTemperatureGpu = 0;           // NVML_TEMPERATURE_GPU
 inline constexpr unsigned kMemoryErrorUncorrected = 1;   // NVML_MEMORY_ERROR_TYPE_UNCORRECTED
 inline constexpr unsigned kVolatileEcc = 0;              // NVML_VOLATILE_ECC
 inline constexpr unsigned long long kValueNotAvailable = ~0ULL;  // NVML_VALUE_NOT_AVAILABLE
+
+using EnableState = int;  // nvmlEnableState_t, a C enum (int-sized)
+inline constexpr EnableState kFeatureEnabled = 1;  // NVML_FEATURE_ENABLED (DISABLED is 0)
 
 // Buffer sizes NVML documents as large enough.
 inline constexpr unsigned kDriverVersionBufferSize = 80;  // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
@@ -73,5 +79,8 @@ using DeviceGetMilliwattsFn = Return (*)(Device, unsigned int*);  // PowerUsage,
 using DeviceGetClocksReasonsFn = Return (*)(Device, unsigned long long*);
 using DeviceGetTotalEccErrorsFn = Return (*)(Device, unsigned int, unsigned int, unsigned long long*);
 using DeviceGetProcessesFn = Return (*)(Device, unsigned int*, ProcessInfo*);
+using DeviceGetRetiredPagesPendingStatusFn = Return (*)(Device, EnableState*);
+// corrRows, uncRows, isPending, failureOccurred
+using DeviceGetRemappedRowsFn = Return (*)(Device, unsigned int*, unsigned int*, unsigned int*, unsigned int*);
 
 }  // namespace gpuctl::sys::nvml

@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "agents/sys/host_fs.h"
@@ -38,6 +40,8 @@ struct NvmlLibrary {
   nvml::DeviceGetClocksReasonsFn clock_reasons = nullptr;
   nvml::DeviceGetTotalEccErrorsFn ecc_errors = nullptr;
   nvml::DeviceGetProcessesFn processes = nullptr;
+  nvml::DeviceGetRetiredPagesPendingStatusFn retired_pages_pending = nullptr;  // absent before R3xx
+  nvml::DeviceGetRemappedRowsFn remapped_rows = nullptr;                       // absent before R450
 
   std::string ErrorText(nvml::Return rc) const {
     const char* text = error_string != nullptr ? error_string(rc) : nullptr;
@@ -68,18 +72,26 @@ std::string CString(const char* buf, size_t size) {
 }
 
 // Collects per-GPU failures for GpuReport::error. NOT_SUPPORTED is a normal
-// answer (a GeForce has no ECC counters), not a failure.
+// answer (a GeForce has no ECC counters), not a failure. GPU_IS_LOST marks
+// the GPU lost: it is named once, and the reader asks it nothing more (every
+// further call would only say the same).
 class Calls {
  public:
   explicit Calls(const NvmlLibrary& lib) : lib_(lib) {}
 
   bool Ok(nvml::Return rc, uint32_t index, const char* what) {
     if (rc == nvml::kSuccess) return true;
+    if (rc == nvml::kErrorGpuIsLost) {
+      if (Lost(index)) return false;
+      lost_.push_back(index);
+    }
     if (rc != nvml::kErrorNotSupported) {
       problems_.push_back("GPU " + std::to_string(index) + ": " + what + ": " + lib_.ErrorText(rc));
     }
     return false;
   }
+
+  bool Lost(uint32_t index) const { return std::find(lost_.begin(), lost_.end(), index) != lost_.end(); }
 
   std::string Joined() const {
     std::string out;
@@ -90,6 +102,7 @@ class Calls {
  private:
   const NvmlLibrary& lib_;
   std::vector<std::string> problems_;
+  std::vector<uint32_t> lost_;
 };
 
 // The compute processes of one GPU. The list can grow between the sizing
@@ -107,6 +120,125 @@ std::vector<nvml::ProcessInfo> ComputeProcesses(const NvmlLibrary& lib, nvml::De
   if (!calls.Ok(rc, index, "nvmlDeviceGetComputeRunningProcesses")) return {};
   infos.resize(count);
   return infos;
+}
+
+// Fills `d` from the GPU's queries, in order, until one says the GPU is lost.
+void ReadDevice(const NvmlLibrary& lib, nvml::Device dev, uint32_t i, const ProcessNameLookup& names,
+                Calls& calls, GpuDevice& d) {
+  const std::function<void()> steps[] = {
+      [&] {
+        char buf[nvml::kUuidBufferSize] = {};
+        if (lib.uuid != nullptr && calls.Ok(lib.uuid(dev, buf, sizeof buf), i, "nvmlDeviceGetUUID")) {
+          d.uuid = CString(buf, sizeof buf);
+        }
+      },
+      [&] {
+        char buf[nvml::kNameBufferSize] = {};
+        if (lib.name != nullptr && calls.Ok(lib.name(dev, buf, sizeof buf), i, "nvmlDeviceGetName")) {
+          d.name = CString(buf, sizeof buf);
+        }
+      },
+      [&] {
+        nvml::PciInfo pci{};
+        if (lib.pci_info != nullptr && calls.Ok(lib.pci_info(dev, &pci), i, "nvmlDeviceGetPciInfo")) {
+          d.pci_bus_id = CString(pci.busId, sizeof pci.busId);
+        }
+      },
+      [&] {
+        int major = 0, minor = 0;
+        if (lib.compute_capability != nullptr &&
+            calls.Ok(lib.compute_capability(dev, &major, &minor), i, "nvmlDeviceGetCudaComputeCapability")) {
+          d.compute_capability = std::to_string(major) + "." + std::to_string(minor);
+        }
+      },
+      // nvmlDeviceGetMemoryInfo (v1) counts the driver's reserved memory as
+      // used, so `used` is total - free; nvidia-smi's memory.used leaves the
+      // reservation out (a few hundred MiB on an idle H200).
+      [&] {
+        nvml::Memory mem{};
+        if (lib.memory != nullptr && calls.Ok(lib.memory(dev, &mem), i, "nvmlDeviceGetMemoryInfo")) {
+          d.memory_total_bytes = mem.total;
+          d.memory_used_bytes = mem.used;
+          d.memory_free_bytes = mem.free;
+        }
+      },
+      [&] {
+        nvml::Utilization util{};
+        if (lib.utilization != nullptr &&
+            calls.Ok(lib.utilization(dev, &util), i, "nvmlDeviceGetUtilizationRates")) {
+          d.utilization_gpu_pct = util.gpu;
+          d.utilization_memory_pct = util.memory;
+        }
+      },
+      [&] {
+        unsigned int celsius = 0;
+        if (lib.temperature != nullptr &&
+            calls.Ok(lib.temperature(dev, nvml::kTemperatureGpu, &celsius), i, "nvmlDeviceGetTemperature")) {
+          d.temperature_c = celsius;
+        }
+      },
+      [&] {
+        unsigned int mw = 0;
+        if (lib.power_usage != nullptr && calls.Ok(lib.power_usage(dev, &mw), i, "nvmlDeviceGetPowerUsage")) {
+          d.power_draw_w = static_cast<double>(mw) / 1000.0;
+        }
+      },
+      [&] {
+        unsigned int mw = 0;
+        if (lib.power_limit != nullptr &&
+            calls.Ok(lib.power_limit(dev, &mw), i, "nvmlDeviceGetEnforcedPowerLimit")) {
+          d.power_limit_w = static_cast<double>(mw) / 1000.0;
+        }
+      },
+      [&] {
+        unsigned long long mask = 0;
+        if (lib.clock_reasons != nullptr &&
+            calls.Ok(lib.clock_reasons(dev, &mask), i, "nvmlDeviceGetCurrentClocksEventReasons")) {
+          d.clock_event_reasons = DecodeClockEventReasons(mask);
+        }
+      },
+      [&] {
+        unsigned long long errors = 0;
+        if (lib.ecc_errors != nullptr &&
+            calls.Ok(lib.ecc_errors(dev, nvml::kMemoryErrorUncorrected, nvml::kVolatileEcc, &errors), i,
+                     "nvmlDeviceGetTotalEccErrors")) {
+          d.ecc_uncorrected = errors;
+        }
+      },
+      // NOT_SUPPORTED on Ampere and later, which remap rows instead.
+      [&] {
+        nvml::EnableState pending = 0;
+        if (lib.retired_pages_pending != nullptr &&
+            calls.Ok(lib.retired_pages_pending(dev, &pending), i, "nvmlDeviceGetRetiredPagesPendingStatus")) {
+          d.retired_pages_pending = pending == nvml::kFeatureEnabled;
+        }
+      },
+      // NOT_SUPPORTED before Ampere, and on a MIG-enabled GPU with instances.
+      [&] {
+        unsigned int corrected = 0, uncorrected = 0, pending = 0, failure = 0;
+        if (lib.remapped_rows != nullptr &&
+            calls.Ok(lib.remapped_rows(dev, &corrected, &uncorrected, &pending, &failure), i,
+                     "nvmlDeviceGetRemappedRows")) {
+          d.row_remap_pending = pending != 0;
+          d.row_remap_failure = failure != 0;
+        }
+      },
+      [&] {
+        if (lib.processes == nullptr) return;
+        for (const nvml::ProcessInfo& p : ComputeProcesses(lib, dev, i, calls)) {
+          GpuProcessInfo info;
+          info.pid = p.pid;
+          info.name = names ? names(p.pid) : std::string();
+          // Without permission NVML gives the pid but not the memory.
+          info.used_memory_bytes = p.usedGpuMemory == nvml::kValueNotAvailable ? 0 : p.usedGpuMemory;
+          d.processes.push_back(std::move(info));
+        }
+      },
+  };
+  for (const auto& step : steps) {
+    if (calls.Lost(i)) return;
+    step();
+  }
 }
 
 }  // namespace
@@ -169,6 +301,8 @@ Result<std::unique_ptr<NvmlGpuReader>> NvmlGpuReader::Open(const std::string& li
   Resolve(h, "nvmlDeviceGetTotalEccErrors", lib->ecc_errors);
   ResolveFirst(h, {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"},
                lib->processes);
+  Resolve(h, "nvmlDeviceGetRetiredPagesPendingStatus", lib->retired_pages_pending);
+  Resolve(h, "nvmlDeviceGetRemappedRows", lib->remapped_rows);
 
   nvml::Return rc = lib->init();
   if (rc == nvml::kErrorLibRmVersionMismatch) {
@@ -212,75 +346,26 @@ GpuReport NvmlGpuReader::Read() {
 
   for (unsigned int i = 0; i < count; ++i) {
     nvml::Device dev = nullptr;
-    if (!calls.Ok(lib.get_handle(i, &dev), i, "nvmlDeviceGetHandleByIndex")) continue;
+    // A GPU lost before its handle is still listed: dropping it would hide
+    // the fault from the fault watch.
+    if (!calls.Ok(lib.get_handle(i, &dev), i, "nvmlDeviceGetHandleByIndex") && !calls.Lost(i)) continue;
     GpuDevice d;
     d.index = i;
     d.driver_version = driver;
-    if (lib.uuid != nullptr) {
-      char buf[nvml::kUuidBufferSize] = {};
-      if (calls.Ok(lib.uuid(dev, buf, sizeof buf), i, "nvmlDeviceGetUUID")) d.uuid = CString(buf, sizeof buf);
-    }
-    if (lib.name != nullptr) {
-      char buf[nvml::kNameBufferSize] = {};
-      if (calls.Ok(lib.name(dev, buf, sizeof buf), i, "nvmlDeviceGetName")) d.name = CString(buf, sizeof buf);
-    }
-    if (nvml::PciInfo pci{}; lib.pci_info != nullptr &&
-                             calls.Ok(lib.pci_info(dev, &pci), i, "nvmlDeviceGetPciInfo")) {
-      d.pci_bus_id = CString(pci.busId, sizeof pci.busId);
-    }
-    if (int major = 0, minor = 0;
-        lib.compute_capability != nullptr &&
-        calls.Ok(lib.compute_capability(dev, &major, &minor), i, "nvmlDeviceGetCudaComputeCapability")) {
-      d.compute_capability = std::to_string(major) + "." + std::to_string(minor);
-    }
-    // nvmlDeviceGetMemoryInfo (v1) counts the driver's reserved memory as
-    // used, so `used` is total - free; nvidia-smi's memory.used leaves the
-    // reservation out (a few hundred MiB on an idle H200).
-    if (nvml::Memory mem{}; lib.memory != nullptr &&
-                            calls.Ok(lib.memory(dev, &mem), i, "nvmlDeviceGetMemoryInfo")) {
-      d.memory_total_bytes = mem.total;
-      d.memory_used_bytes = mem.used;
-      d.memory_free_bytes = mem.free;
-    }
-    if (nvml::Utilization util{};
-        lib.utilization != nullptr &&
-        calls.Ok(lib.utilization(dev, &util), i, "nvmlDeviceGetUtilizationRates")) {
-      d.utilization_gpu_pct = util.gpu;
-      d.utilization_memory_pct = util.memory;
-    }
-    if (unsigned int celsius = 0;
-        lib.temperature != nullptr &&
-        calls.Ok(lib.temperature(dev, nvml::kTemperatureGpu, &celsius), i, "nvmlDeviceGetTemperature")) {
-      d.temperature_c = celsius;
-    }
-    if (unsigned int mw = 0; lib.power_usage != nullptr &&
-                             calls.Ok(lib.power_usage(dev, &mw), i, "nvmlDeviceGetPowerUsage")) {
-      d.power_draw_w = static_cast<double>(mw) / 1000.0;
-    }
-    if (unsigned int mw = 0; lib.power_limit != nullptr &&
-                             calls.Ok(lib.power_limit(dev, &mw), i, "nvmlDeviceGetEnforcedPowerLimit")) {
-      d.power_limit_w = static_cast<double>(mw) / 1000.0;
-    }
-    if (unsigned long long mask = 0;
-        lib.clock_reasons != nullptr &&
-        calls.Ok(lib.clock_reasons(dev, &mask), i, "nvmlDeviceGetCurrentClocksEventReasons")) {
-      d.clock_event_reasons = DecodeClockEventReasons(mask);
-    }
-    if (unsigned long long errors = 0;
-        lib.ecc_errors != nullptr &&
-        calls.Ok(lib.ecc_errors(dev, nvml::kMemoryErrorUncorrected, nvml::kVolatileEcc, &errors), i,
-                 "nvmlDeviceGetTotalEccErrors")) {
-      d.ecc_uncorrected = errors;
-    }
-    if (lib.processes != nullptr) {
-      for (const nvml::ProcessInfo& p : ComputeProcesses(lib, dev, i, calls)) {
-        GpuProcessInfo info;
-        info.pid = p.pid;
-        info.name = names_ ? names_(p.pid) : std::string();
-        // Without permission NVML gives the pid but not the memory.
-        info.used_memory_bytes = p.usedGpuMemory == nvml::kValueNotAvailable ? 0 : p.usedGpuMemory;
-        d.processes.push_back(std::move(info));
-      }
+    if (!calls.Lost(i)) ReadDevice(lib, dev, i, names_, calls, d);
+    d.lost = calls.Lost(i);
+    if (auto known = identities_.find(i); d.lost && known != identities_.end()) {
+      // What it was when it last answered: the fault watch drains by these.
+      if (d.uuid.empty()) d.uuid = known->second.uuid;
+      if (d.name.empty()) d.name = known->second.name;
+      if (d.pci_bus_id.empty()) d.pci_bus_id = known->second.pci_bus_id;
+      if (d.compute_capability.empty()) d.compute_capability = known->second.compute_capability;
+    } else if (!d.lost && !d.uuid.empty()) {
+      GpuDevice& identity = identities_[i];
+      identity.uuid = d.uuid;
+      identity.name = d.name;
+      identity.pci_bus_id = d.pci_bus_id;
+      identity.compute_capability = d.compute_capability;
     }
     report.devices.push_back(std::move(d));
   }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -41,8 +42,13 @@ class NvmlGpuReader : public GpuReader {
   NvmlGpuReader(const NvmlGpuReader&) = delete;
   NvmlGpuReader& operator=(const NvmlGpuReader&) = delete;
 
-  // A value the GPU does not support (NVML_ERROR_NOT_SUPPORTED) leaves its
-  // field empty; other per-GPU failures are listed in GpuReport::error.
+  // A value the GPU does not support (NVML_ERROR_NOT_SUPPORTED), or whose
+  // entry point this driver lacks, leaves its field empty; other per-GPU
+  // failures are listed in GpuReport::error. A GPU that answers
+  // NVML_ERROR_GPU_IS_LOST is listed with lost = true, is named once in the
+  // error, and is asked nothing more; its uuid, name, bus id and compute
+  // capability are what an earlier Read of this reader saw at its index (NVML
+  // stays initialised, so an index is the same GPU), else empty.
   GpuReport Read() override;
 
  private:
@@ -50,6 +56,7 @@ class NvmlGpuReader : public GpuReader {
 
   std::unique_ptr<NvmlLibrary> lib_;
   ProcessNameLookup names_;
+  std::map<uint32_t, GpuDevice> identities_;  // by index: the last reading that gave a uuid
 };
 
 }  // namespace gpuctl::sys

@@ -49,7 +49,9 @@ std::vector<GpuSlot> GpuSlotsFromReport(const sys::GpuReport& report, const std:
   std::vector<GpuSlot> slots;
   for (const sys::GpuDevice& gpu : report.devices) {
     GpuSlot slot{gpu.index, gpu.uuid, gpu.memory_total_bytes.value_or(0), gpu.memory_free_bytes.value_or(0), {}, {},
-                 gpu.drain ? gpu.drain->reason : std::string()};
+                 gpu.drain  ? gpu.drain->reason
+                 : gpu.lost ? std::string("GPU lost: the driver answers GPU_IS_LOST")
+                            : std::string()};
     if (auto it = held.find(gpu.index); it != held.end()) slot.held_by = it->second;
     uint64_t ours = 0, listed = 0;
     for (const sys::GpuProcessInfo& p : gpu.processes) {

@@ -110,8 +110,15 @@ Status ValidateJobSpec(const JobSpec& spec) {
     return InvalidArgument("--max-restarts-without-progress must be at most " +
                            std::to_string(kMaxRestartsWithoutProgress));
   }
-  if (!spec.resume_from.empty() && spec.resume_from.front() != '/') {
-    return InvalidArgument("resume_from must be an absolute path, got '" + spec.resume_from + "'");
+  if (!spec.resume_from.empty()) {
+    const std::string& dir = ckpt.dir;
+    bool under = !dir.empty() && spec.resume_from.size() > dir.size() &&
+                 spec.resume_from.compare(0, dir.size(), dir) == 0 &&
+                 (dir.back() == '/' || spec.resume_from[dir.size()] == '/') &&
+                 spec.resume_from.find("/../") == std::string::npos;
+    if (!under) {
+      return InvalidArgument("resume_from must be a checkpoint under --checkpoint-dir, got '" + spec.resume_from + "'");
+    }
   }
   if (!spec.container.empty() && spec.container.find_first_not_of("0123456789") != std::string::npos) {
     return InvalidArgument("--container must be a numeric Proxmox VMID (e.g. 200), got '" + spec.container + "'");

@@ -58,7 +58,7 @@ void AddGpuCommand(CLI::App& app, CommandContext& context) {
   CLI::App* undrain = gpu->add_subcommand("undrain", "Put a drained GPU back in service");
   undrain->add_option("gpu", *undrain_target, "Index, UUID or PCI bus id")->required()->type_name("GPU");
   undrain->add_flag("--force", *force, "Even while the fault still reads true (ECC errors, not listed)");
-  undrain->footer("Refused (exit 1) while the GPU still reads faulty, unless --force.");
+  undrain->footer("Refused (exit 2) while the GPU still reads faulty, unless --force. Exit 1 when the agent knows no such GPU.");
   undrain->callback([&context, undrain_target, force] {
     auto agent = context.ConnectAgent();
     if (!agent.ok()) return context.Fail(agent.status());

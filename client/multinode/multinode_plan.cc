@@ -81,6 +81,9 @@ Result<v1::JobSpec> MirrorRelaunch(const v1::JobSpec& part, const v1::JobSpec& r
   if (relaunched.has_anchors()) out.set_anchors(relaunched.anchors());
   else out.clear_anchors();
   out.set_alloc_conf(relaunched.alloc_conf());
+  // After a hang or a failure the relaunched rank resumes from a checkpoint:
+  // every rank resumes from the same one.
+  out.set_resume_from(relaunched.resume_from());
   return out;
 }
 

@@ -39,8 +39,9 @@ struct MultinodePart {
 // twice, no command, --script, a bad port or process count).
 Result<std::vector<MultinodePart>> PlanMultinode(const v1::StartJobRequest& base, const MultinodeOptions& options);
 
-// Part `part`'s spec with the change the agent's OOM remediation made to
-// another part (`relaunched`): its anchors, allocator settings and training
+// Part `part`'s spec with the change the agent's relaunch made to another
+// part (`relaunched`: an OOM remediation, a hang's or a failure's relaunch):
+// its anchors, allocator settings, the checkpoint it resumes from, and training
 // script arguments (the command after torchrun's own flags, which end with
 // --local-addr ADDR). The part keeps its torchrun flags (rank, address),
 // environment and everything else. Errors: kInvalidArgument when a command

@@ -63,9 +63,21 @@ Status Realign(CommandContext& ctx, NodePool& pool, const MultinodeJob& job, con
   for (size_t i : relaunched) redo[i] = false;
   if (ctx.global.format() != OutputFormat::kJson) {
     size_t p = relaunched.front();
-    ctx.console.out << "part on " << job.nodes[p] << " (rank " << p << ") was relaunched after a CUDA OOM (anchors "
-                    << (changed.has_anchors() ? std::to_string(changed.anchors()) : "-") << ", alloc conf "
-                    << (changed.alloc_conf().empty() ? "-" : EscapeForTerminal(changed.alloc_conf()))
+    // Why its agent relaunched it: the earlier attempt's end says.
+    const auto& attempts = parts[p].job.attempts();
+    const std::string ended = attempts.empty() ? std::string() : attempts.rbegin()->state_reason();
+    // An OOM remediation's changes read "FLAG: OLD -> NEW"; a failure's relaunch changes no setting.
+    const bool remediated = !attempts.empty() && std::any_of(attempts.rbegin()->changes().begin(),
+                                                             attempts.rbegin()->changes().end(),
+                                                             [](const std::string& c) { return c.find(" -> ") != std::string::npos; });
+    const char* after = ended.rfind("hung:", 0) == 0                  ? "a hang"
+                        : ended.find(" faulted: ") != std::string::npos ? "a GPU fault"
+                        : remediated                                    ? "a CUDA OOM"
+                                                                        : "a failure";
+    ctx.console.out << "part on " << job.nodes[p] << " (rank " << p << ") was relaunched after " << after
+                    << " (anchors " << (changed.has_anchors() ? std::to_string(changed.anchors()) : "-")
+                    << ", alloc conf " << (changed.alloc_conf().empty() ? "-" : EscapeForTerminal(changed.alloc_conf()))
+                    << (changed.resume_from().empty() ? "" : ", resume from " + EscapeForTerminal(changed.resume_from()))
                     << "): relaunching the other parts with the same change\n"
                     << std::flush;
   }
@@ -87,6 +99,29 @@ Status Realign(CommandContext& ctx, NodePool& pool, const MultinodeJob& job, con
   return Status::Ok();
 }
 
+// A part just called hung by its agent: every other part's stacks are
+// dumped now too (each agent into its own job directory), so the hang is
+// seen from every rank, the lagging one among them.
+void DumpEveryPart(CommandContext& ctx, NodePool& pool, const MultinodeJob& job, size_t hung) {
+  std::vector<std::string> dirs(job.nodes.size());
+  std::vector<NodeAnswer> answers = pool.AskAll(64, [&](size_t i, AgentClient& agent) -> Status {
+    if (i == hung) return Status::Ok();  // its agent dumped it already
+    Result<v1::DumpJobResponse> dump = agent.DumpJob(job.name);
+    if (!dump.ok()) return dump.status();
+    dirs[i] = dump->dump_dir();
+    return Status::Ok();
+  });
+  if (ctx.global.json()) return;
+  ctx.console.out << "part on " << job.nodes[hung] << " (rank " << hung << ") is hung: dumped every part's stacks\n";
+  for (size_t i = 0; i < answers.size(); ++i) {
+    if (i == hung) continue;
+    ctx.console.out << "  " << job.nodes[i] << ": "
+                    << (answers[i].status.ok() ? EscapeForTerminal(dirs[i]) : EscapeForTerminal(answers[i].status.message()))
+                    << "\n";
+  }
+  ctx.console.out << std::flush;
+}
+
 }  // namespace
 
 // --wait: until every part has ended. When parts end badly, the likeliest
@@ -106,6 +141,7 @@ int SuperviseMultinode(CommandContext& ctx, NodePool& pool, const MultinodeJob& 
   bool stopped_others = false;
   std::vector<PartReply> parts;
   std::vector<uint32_t> restarts(job.nodes.size(), 0);
+  std::vector<int64_t> hung_since(job.nodes.size(), 0);  // the hang each part was last seen in
   const sys::RealClock clock;
   while (true) {
     parts = GetParts(pool, job.name);
@@ -117,6 +153,12 @@ int SuperviseMultinode(CommandContext& ctx, NodePool& pool, const MultinodeJob& 
       if (!parts[i].answer.status.ok()) continue;
       if (parts[i].job.restart_count() > restarts[i] && PartRunning(parts[i].job)) relaunched.push_back(i);
       restarts[i] = std::max(restarts[i], parts[i].job.restart_count());
+    }
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (!parts[i].answer.status.ok()) continue;
+      const int64_t since = parts[i].job.progress().hung_since_unix_ms();
+      if (since > 0 && since != hung_since[i]) DumpEveryPart(ctx, pool, job, i);
+      hung_since[i] = since;
     }
     if (!relaunched.empty() && relaunched.size() < parts.size()) {
       if (Status s = Realign(ctx, pool, job, parts, relaunched); !s.ok()) {

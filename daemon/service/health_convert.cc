@@ -81,6 +81,10 @@ void ToProto(const sys::GpuDevice& in, v1::Gpu& out) {
   if (in.power_limit_w) out.set_power_limit_w(*in.power_limit_w);
   for (const std::string& r : in.clock_event_reasons) out.add_clock_event_reasons(r);
   if (in.ecc_uncorrected) out.set_ecc_uncorrected(*in.ecc_uncorrected);
+  if (in.retired_pages_pending) out.set_retired_pages_pending(*in.retired_pages_pending);
+  if (in.row_remap_pending) out.set_row_remap_pending(*in.row_remap_pending);
+  if (in.row_remap_failure) out.set_row_remap_failure(*in.row_remap_failure);
+  out.set_lost(in.lost);
   for (const sys::GpuProcessInfo& p : in.processes) {
     v1::GpuProcess* proc = out.add_processes();
     proc->set_pid(p.pid);

@@ -172,6 +172,10 @@ Result<train::JobSpec> FromProto(const v1::JobSpec& in) {
   out.checkpoint.dir = in.checkpoint_dir();
   out.checkpoint.resume_arg = in.resume_arg();
   out.checkpoint.complete_marker = in.checkpoint_complete();
+  // A start may ask to resume from a checkpoint under its directory (a
+  // multi-node part relaunched with the rank that hung); ValidateJobSpec
+  // holds it to that directory.
+  out.resume_from = in.resume_from();
   if (in.has_max_restarts_without_progress()) {
     out.checkpoint.max_restarts_without_progress = in.max_restarts_without_progress();
   }

@@ -8,7 +8,10 @@
 # 2. Xid 13 (the application's fault) on GPU 1: published, nothing drained;
 # 3. the drain survives an agent restart;
 # 4. gpuctl gpu drain 3: a job asking for GPU 3 queues, naming the drain;
-#    undrain lets it start.
+#    undrain lets it start;
+# 5. NVML's own readings, on the fake's row_remap_pending and gpu_lost
+#    scenarios: the GPU is drained, and an undrain is refused while it still
+#    reads so (--force overrides).
 # Root (job cgroups); exit 77 to skip.
 set -euo pipefail
 test_name=gpu_fault
@@ -91,3 +94,28 @@ rc=0; g gpu drain 99 >"$o" 2>&1 || rc=$?
 [[ $rc == 1 ]] || fail "gpu drain 99 exited $rc: $(cat "$o")"
 for name in placed pinned wants3; do g train stop "$name" --grace 1s >/dev/null; done
 say "gpu drain 3: a job for GPU 3 queued naming the drain, started on undrain"
+
+# 5. The driver's own fault readings.
+kill "$agent_pid"; wait "$agent_pid" || true
+rm -f "$work/state/gpu-drains.json"
+FAKE_NVML_SCENARIO=row_remap_pending start_agent "${agent[@]}"
+for _ in $(seq 50); do [[ $(health_field "h['gpus'][0]['drained']") == True ]] && break; sleep 0.2; done
+health_field "h['gpus'][0]['fault']['reason']" >"$o"
+has "$o" '^row remap pending'
+rc=0; g gpu undrain 0 >"$o" 2>&1 || rc=$?
+[[ $rc == 2 ]] || fail "undrain of a GPU whose row remap is still pending exited $rc: $(cat "$o")"
+has "$o" 'still reads row remap pending'
+g gpu undrain 0 --force >"$o"
+has "$o" 'in service'
+# A GPU lost before any reading named it: reported, and left out by the queue.
+kill "$agent_pid"; wait "$agent_pid" || true
+FAKE_NVML_SCENARIO=gpu_lost start_agent "${agent[@]}"
+for _ in $(seq 50); do events_of "" gpu_fault | grep -q 'GPU 1 faulted: GPU lost' && break; sleep 0.2; done
+events_of "" gpu_fault | grep -q 'GPU 1 faulted: GPU lost' || fail "no gpu_fault for the lost GPU 1: $(events_of "" gpu_fault)"
+[[ $(health_field "h['gpus'][1]['lost']") == True ]] || fail "health does not say GPU 1 is lost"
+g train start --name wants1 --gpus 1 -- sleep 600 >/dev/null
+wait_for_state wants1 queued 10
+job_field wants1 'j["waiting_for"]' >"$o"
+has "$o" 'GPU 1 drained \(GPU lost'
+g train stop wants1 >/dev/null
+say "NVML: a pending row remap drains GPU 0 (undrain refused until forced); a lost GPU is reported and left out"

@@ -13,6 +13,20 @@
  *   no_devices          init succeeds, no GPUs.
  *   mismatch            nvmlInit_v2 returns NVML_ERROR_LIB_RM_VERSION_MISMATCH.
  *   no_driver           nvmlInit_v2 returns NVML_ERROR_DRIVER_NOT_LOADED.
+ *   row_remap_pending   two_gpus, but GPU 0's nvmlDeviceGetRemappedRows says
+ *                       isPending=1 (one row remapped for an uncorrectable
+ *                       error, waiting for a GPU reset).
+ *   row_remap_failure   two_gpus, but GPU 0's says failureOccurred=1.
+ *   retired_pages_pending  two_gpus, but nvmlDeviceGetRetiredPagesPendingStatus
+ *                       answers (as a pre-Ampere GPU would): GPU 0 ENABLED
+ *                       (pages pending), GPU 1 DISABLED.
+ *   gpu_lost            two_gpus, but GPU 1 fell off the bus after init: its
+ *                       handle is still given, and every nvmlDeviceGet* query
+ *                       of it returns NVML_ERROR_GPU_IS_LOST.
+ * Memory-repair answers otherwise follow the capture: the H200 remaps rows
+ * (none pending, no failure; nvidia-smi -q shows remapped_rows 0/No/No) and
+ * has no page retirement (retired pages N/A: NOT_SUPPORTED); the GeForce has
+ * neither (NOT_SUPPORTED).
  * Anything else makes nvmlInit_v2 return NVML_ERROR_UNKNOWN, so a typo in a
  * test shows.
  *
@@ -22,7 +36,13 @@
  * GPU's used memory is the sum of its processes (free = total - used).
  *
  * fakeNvmlInitCount() (not an NVML function) lets tests check that readers
- * shut NVML down.
+ * shut NVML down. fakeNvmlLoseGpu(index) (not NVML either) makes that GPU
+ * lost from then on, as gpu_lost does to GPU 1, until the next nvmlInit_v2.
+ *
+ * Built twice: libnvidia-ml.so.1 in tests/fake_nvml, and in
+ * tests/fake_nvml_old with FAKE_NVML_WITHOUT_FAULT_QUERIES, an older driver
+ * that exports neither nvmlDeviceGetRetiredPagesPendingStatus nor
+ * nvmlDeviceGetRemappedRows (scenarios as above).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +59,7 @@ enum {
   NVML_ERROR_NOT_SUPPORTED = 3,
   NVML_ERROR_INSUFFICIENT_SIZE = 7,
   NVML_ERROR_DRIVER_NOT_LOADED = 9,
+  NVML_ERROR_GPU_IS_LOST = 15,
   NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18,
   NVML_ERROR_UNKNOWN = 999
 };
@@ -60,6 +81,8 @@ typedef struct {
   unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
   char busId[32];
 } nvmlPciInfo_t;
+
+typedef enum { NVML_FEATURE_DISABLED = 0, NVML_FEATURE_ENABLED = 1 } nvmlEnableState_t;
 
 typedef struct {
   unsigned int pid;
@@ -99,6 +122,10 @@ static char g_eight_uuid[8][48], g_eight_bus[8][32];
 static int Scenario(const char* name) { return strcmp(g_scenario, name) == 0; }
 
 static unsigned int DeviceCount(void) { return Scenario("no_devices") ? 0 : Scenario("eight_h200") ? 8 : 2; }
+
+static unsigned int g_lost_mask = 0; /* bit i: GPU i is lost */
+
+static int Lost(nvmlDevice_t device) { return device != NULL && device->index < 32 && (g_lost_mask >> device->index) & 1u; }
 
 static void MakeEight(void) {
   for (int i = 0; i < 8; ++i) {
@@ -147,12 +174,22 @@ static nvmlReturn_t CopyString(char* out, unsigned int length, const char* value
 
 EXPORT int fakeNvmlInitCount(void) { return g_init_count; }
 
+EXPORT void fakeNvmlLoseGpu(unsigned int index) {
+  if (index < 32) g_lost_mask |= 1u << index;
+}
+
 EXPORT nvmlReturn_t nvmlInit_v2(void) {
   const char* s = getenv("FAKE_NVML_SCENARIO");
   g_scenario = (s == NULL || s[0] == '\0') ? "two_gpus" : s;
   if (Scenario("mismatch")) return NVML_ERROR_LIB_RM_VERSION_MISMATCH;
   if (Scenario("no_driver")) return NVML_ERROR_DRIVER_NOT_LOADED;
-  if (!Scenario("two_gpus") && !Scenario("no_devices") && !Scenario("eight_h200")) return NVML_ERROR_UNKNOWN;
+  static const char* const kKnown[] = {"two_gpus",          "no_devices",        "eight_h200",
+                                       "row_remap_pending", "row_remap_failure", "retired_pages_pending",
+                                       "gpu_lost"};
+  int known = 0;
+  for (size_t i = 0; i < sizeof kKnown / sizeof kKnown[0]; ++i) known |= Scenario(kKnown[i]);
+  if (!known) return NVML_ERROR_UNKNOWN;
+  g_lost_mask = Scenario("gpu_lost") ? 1u << 1 : 0u;
   if (Scenario("eight_h200")) MakeEight();
   ++g_init_count;
   return NVML_SUCCESS;
@@ -173,6 +210,7 @@ EXPORT const char* nvmlErrorString(nvmlReturn_t result) {
     case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
     case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
     case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
+    case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
     case NVML_ERROR_LIB_RM_VERSION_MISMATCH: return "RM has detected an NVML/RM version mismatch.";
     default: return "Unknown Error";
   }
@@ -199,7 +237,8 @@ EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice
 #define GPU_OR_FAIL(device)                             \
   const struct FakeGpu* gpu = Gpu(device);              \
   if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED; \
-  if (gpu == NULL) return NVML_ERROR_INVALID_ARGUMENT
+  if (gpu == NULL) return NVML_ERROR_INVALID_ARGUMENT;  \
+  if (Lost(device)) return NVML_ERROR_GPU_IS_LOST
 
 EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
   GPU_OR_FAIL(device);
@@ -327,3 +366,30 @@ EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device,
                                                             nvmlProcessInfo_t* infos) {
   return nvmlDeviceGetComputeRunningProcesses_v3(device, count, infos);
 }
+
+#ifndef FAKE_NVML_WITHOUT_FAULT_QUERIES
+/* Page retirement is pre-Ampere: NOT_SUPPORTED unless the scenario says. */
+EXPORT nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device, nvmlEnableState_t* isPending) {
+  GPU_OR_FAIL(device);
+  if (isPending == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!Scenario("retired_pages_pending")) return NVML_ERROR_NOT_SUPPORTED;
+  *isPending = device->index == 0 ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+  return NVML_SUCCESS;
+}
+
+/* Row remapping: the H200s (the GPUs with ECC) have it, the GeForce not. */
+EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int* corrRows, unsigned int* uncRows,
+                                              unsigned int* isPending, unsigned int* failureOccurred) {
+  GPU_OR_FAIL(device);
+  if (corrRows == NULL || uncRows == NULL || isPending == NULL || failureOccurred == NULL) {
+    return NVML_ERROR_INVALID_ARGUMENT;
+  }
+  if (!gpu->ecc_supported) return NVML_ERROR_NOT_SUPPORTED;
+  int first = device->index == 0;
+  *corrRows = 0;
+  *uncRows = first && Scenario("row_remap_pending") ? 1 : 0;
+  *isPending = first && Scenario("row_remap_pending") ? 1 : 0;
+  *failureOccurred = first && Scenario("row_remap_failure") ? 1 : 0;
+  return NVML_SUCCESS;
+}
+#endif /* FAKE_NVML_WITHOUT_FAULT_QUERIES */

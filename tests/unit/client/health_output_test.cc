@@ -34,6 +34,8 @@ v1::HealthSnapshot SampleSnapshot() {
   g->set_temperature_c(43);
   g->set_power_draw_w(128.5);
   g->add_clock_event_reasons("gpu_idle");
+  g->set_row_remap_pending(true);
+  g->set_row_remap_failure(false);
   v1::GpuProcess* p = g->add_processes();
   p->set_pid(479);
   p->set_name("python3");
@@ -65,8 +67,28 @@ TEST(HealthJson, ContractNames) {
   EXPECT_EQ(g["temperature_c"], 43);
   EXPECT_DOUBLE_EQ(g["power_draw_w"].get<double>(), 128.5);
   EXPECT_TRUE(g["ecc_uncorrected"].is_null());  // not reported stays null, not 0
+  // Fault flags: true/false as read, null where not reported.
+  EXPECT_TRUE(g["retired_pages_pending"].is_null());
+  EXPECT_EQ(g["row_remap_pending"], true);
+  EXPECT_EQ(g["row_remap_failure"], false);
+  EXPECT_EQ(g["lost"], false);
   EXPECT_EQ(g["processes"][0]["pid"], 479);
   EXPECT_EQ(g["processes"][0]["used_memory_bytes"], 20998ull << 20);
+}
+
+TEST(HealthJson, LostGpuAndUnreportedRemapping) {
+  v1::HealthSnapshot s = SampleSnapshot();
+  v1::Gpu* lost = s.add_gpus();
+  lost->set_index(1);
+  lost->set_lost(true);
+  lost->set_retired_pages_pending(false);
+  nlohmann::json j = HealthToJson(s);
+  const auto& g = j["gpus"][1];
+  EXPECT_EQ(g["index"], 1);
+  EXPECT_EQ(g["lost"], true);
+  EXPECT_EQ(g["retired_pages_pending"], false);
+  EXPECT_TRUE(g["row_remap_pending"].is_null());
+  EXPECT_TRUE(g["row_remap_failure"].is_null());
 }
 
 TEST(HealthJson, PsiNullWithoutPressureAndErrorWhenSet) {

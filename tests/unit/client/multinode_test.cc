@@ -62,6 +62,29 @@ TEST(PlanMultinode, EachRankRunsTorchrunWithTheFirstNodesRendezvous) {
   }
 }
 
+TEST(MirrorRelaunch, EveryPartTakesTheRelaunchedOnesSettingsAndCheckpoint) {
+  MultinodeOptions options{.nodes = {At("a", "10.0.0.5"), At("b", "10.0.0.6")},
+                           .nproc_per_node = 1,
+                           .rdzv_port = 29500,
+                           .rdzv_host = "",
+                           .rdzv_id = "ring-0123456789ab",
+                           .torchrun = "torchrun"};
+  Result<std::vector<MultinodePart>> parts = PlanMultinode(Base(), options);
+  ASSERT_TRUE(parts.ok()) << parts.status().message();
+  // Rank 1's agent relaunched it after a hang, from checkpoint-40, with
+  // expandable segments and 512 anchors (an earlier OOM's change).
+  v1::JobSpec relaunched = (*parts)[1].request.spec();
+  relaunched.set_anchors(512);
+  relaunched.set_alloc_conf("expandable_segments:True");
+  relaunched.set_resume_from("/data/run/checkpoint-40");
+  Result<v1::JobSpec> rank0 = MirrorRelaunch((*parts)[0].request.spec(), relaunched);
+  ASSERT_TRUE(rank0.ok()) << rank0.status().message();
+  EXPECT_EQ(rank0->resume_from(), "/data/run/checkpoint-40");
+  EXPECT_EQ(rank0->anchors(), 512u);
+  EXPECT_EQ(rank0->alloc_conf(), "expandable_segments:True");
+  EXPECT_EQ(Argv(*rank0), Argv((*parts)[0].request.spec())) << "its own rank and address kept";
+}
+
 TEST(PlanMultinode, AnIpv6OrGivenRendezvousHost) {
   MultinodeOptions options;
   options.nodes = {At("a", "fd00::5"), At("b", "fd00::6"), At("c", "fd00::7")};

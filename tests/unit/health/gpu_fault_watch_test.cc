@@ -87,7 +87,7 @@ TEST_F(GpuFaultWatchTest, DoubleBitEccErrorsDrainAndHoldOffAnUndrain) {
   EXPECT_THAT(faults_[0].second, HasSubstr("double-bit ECC errors: 3"));
   std::optional<std::string> still = watch_.StillFaulty(report_.devices[2]);
   ASSERT_TRUE(still);
-  EXPECT_THAT(*still, HasSubstr("3 uncorrected ECC errors"));
+  EXPECT_THAT(*still, HasSubstr("double-bit ECC errors: 3"));
   report_.devices[2].ecc_uncorrected = 0;
   EXPECT_FALSE(watch_.StillFaulty(report_.devices[2]));
 }
@@ -107,6 +107,37 @@ TEST_F(GpuFaultWatchTest, AGpuNoLongerListedIsLost) {
   watch_.Poll({});
   EXPECT_FALSE(drains_.IsDrained("GPU-0"));
   EXPECT_EQ(faults_.size(), 1u);
+}
+
+TEST_F(GpuFaultWatchTest, TheDriversOwnFaultReadingsDrain) {
+  watch_.Poll({});
+  report_.devices[0].row_remap_failure = true;
+  report_.devices[1].row_remap_pending = true;
+  report_.devices[2].retired_pages_pending = true;
+  report_.devices[3].row_remap_pending = false;  // read, and fine
+  watch_.Poll({});
+  EXPECT_TRUE(drains_.IsDrained("GPU-0"));
+  EXPECT_TRUE(drains_.IsDrained("GPU-1"));
+  EXPECT_TRUE(drains_.IsDrained("GPU-2"));
+  EXPECT_FALSE(drains_.IsDrained("GPU-3"));
+  EXPECT_EQ(drains_.Find("GPU-0")->reason, "row remap failure");
+  EXPECT_THAT(drains_.Find("GPU-2")->reason, HasSubstr("retired pages pending"));
+  EXPECT_EQ(faults_.size(), 3u);
+}
+
+TEST_F(GpuFaultWatchTest, ALostGpuDrainsWhileTheOthersReadOn) {
+  watch_.Poll({});
+  // The reader lists it lost, with no uuid (lost before it could ask), and
+  // names it in the reading's error.
+  report_.devices[1].lost = true;
+  report_.devices[1].uuid.clear();
+  report_.error = "GPU 1: nvmlDeviceGetUUID: GPU is lost";
+  report_.devices[2].ecc_uncorrected = 1;
+  watch_.Poll({});
+  EXPECT_TRUE(drains_.IsDrained("GPU-1")) << "known by its index from the reading before";
+  EXPECT_TRUE(drains_.IsDrained("GPU-2")) << "the other GPUs still read";
+  EXPECT_FALSE(drains_.IsDrained("GPU-0"));
+  EXPECT_THAT(drains_.Find("GPU-1")->reason, HasSubstr("GPU lost"));
 }
 
 TEST_F(GpuFaultWatchTest, AnXidOnABusNoReadingListedDrainsNothing) {

@@ -69,7 +69,8 @@ TEST_F(GpuReaderFactoryTest, PrefersNvmlWhenItInitialises) {
 
 TEST_F(GpuReaderFactoryTest, FallsBackToNvidiaSmiWhenNvmlIsMissing) {
   auto reader = MakeGpuReader(Options(kMissingNvml), *runner_);
-  EXPECT_THAT(Invocations(), SizeIs(2));  // the probe: --query-gpu, --query-compute-apps
+  // The probe: --query-gpu, --query-compute-apps, --query-remapped-rows.
+  EXPECT_THAT(Invocations(), SizeIs(3));
   GpuReport report = reader->Read();
   EXPECT_EQ(report.source, GpuSourceKind::kNvidiaSmi);
   EXPECT_EQ(report.error, "");
@@ -77,7 +78,7 @@ TEST_F(GpuReaderFactoryTest, FallsBackToNvidiaSmiWhenNvmlIsMissing) {
   EXPECT_EQ(report.devices[0].name, "NVIDIA H200");
   ASSERT_THAT(report.devices[0].processes, SizeIs(1));
   EXPECT_EQ(report.devices[0].processes[0].name, "python3");
-  EXPECT_THAT(Invocations(), SizeIs(4));
+  EXPECT_THAT(Invocations(), SizeIs(6));
 }
 
 TEST_F(GpuReaderFactoryTest, FallsBackToNvidiaSmiWhenNvmlDoesNotInitialise) {

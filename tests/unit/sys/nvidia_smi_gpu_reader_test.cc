@@ -22,18 +22,25 @@ using ::testing::StartsWith;
 using namespace std::chrono_literals;
 
 constexpr const char* kStandIn = GPUCTL_SOURCE_DIR "/tests/fakes/bin/nvidia-smi";
-constexpr const char* kGpuQuery =
-    "--query-gpu=index,uuid,name,pci.bus_id,compute_cap,driver_version,memory.total,memory.used,"
-    "memory.free,utilization.gpu,utilization.memory,temperature.gpu,power.draw,power.limit,"
-    "clocks_event_reasons.active,ecc.errors.uncorrected.volatile.total "
+#define GPU_FIELDS_BEFORE_CLOCKS                                                                \
+  "--query-gpu=index,uuid,name,pci.bus_id,compute_cap,driver_version,memory.total,memory.used," \
+  "memory.free,utilization.gpu,utilization.memory,temperature.gpu,power.draw,power.limit,"
+constexpr const char* kGpuQuery = GPU_FIELDS_BEFORE_CLOCKS
+    "clocks_event_reasons.active,ecc.errors.uncorrected.volatile.total,retired_pages.pending "
     "--format=csv,noheader,nounits";
-constexpr const char* kGpuQueryOld =
-    "--query-gpu=index,uuid,name,pci.bus_id,compute_cap,driver_version,memory.total,memory.used,"
-    "memory.free,utilization.gpu,utilization.memory,temperature.gpu,power.draw,power.limit,"
-    "clocks_throttle_reasons.active,ecc.errors.uncorrected.volatile.total "
+constexpr const char* kGpuQueryOld = GPU_FIELDS_BEFORE_CLOCKS
+    "clocks_throttle_reasons.active,ecc.errors.uncorrected.volatile.total,retired_pages.pending "
     "--format=csv,noheader,nounits";
+// As asked of an nvidia-smi that refused retired_pages.pending.
+constexpr const char* kGpuQueryNoRetired = GPU_FIELDS_BEFORE_CLOCKS
+    "clocks_event_reasons.active,ecc.errors.uncorrected.volatile.total --format=csv,noheader,nounits";
+constexpr const char* kGpuQueryOldNoRetired = GPU_FIELDS_BEFORE_CLOCKS
+    "clocks_throttle_reasons.active,ecc.errors.uncorrected.volatile.total --format=csv,noheader,nounits";
+#undef GPU_FIELDS_BEFORE_CLOCKS
 constexpr const char* kAppsQuery =
     "--query-compute-apps=pid,process_name,used_memory,gpu_uuid --format=csv,noheader,nounits";
+constexpr const char* kRemapQuery =
+    "--query-remapped-rows=gpu_uuid,remapped_rows.pending,remapped_rows.failure --format=csv,noheader,nounits";
 
 class NvidiaSmiGpuReaderTest : public ::testing::Test {
  protected:
@@ -51,6 +58,9 @@ class NvidiaSmiGpuReaderTest : public ::testing::Test {
   testing::ScopedEnv fixtures_{"FAKE_NVIDIA_SMI_FIXTURES", std::string(GPUCTL_FIXTURES_DIR)};
   testing::ScopedEnv old_{"FAKE_NVIDIA_SMI_OLD", std::nullopt};
   testing::ScopedEnv fail_{"FAKE_NVIDIA_SMI_FAIL", std::nullopt};
+  testing::ScopedEnv refuse_{"FAKE_NVIDIA_SMI_REFUSE", std::nullopt};
+  testing::ScopedEnv retired_{"FAKE_NVIDIA_SMI_RETIRED_PAGES_PENDING", std::nullopt};
+  testing::ScopedEnv remapped_{"FAKE_NVIDIA_SMI_REMAPPED_ROWS", std::nullopt};
   std::unique_ptr<CommandRunner> runner_ = MakeSubprocessRunner();
 };
 
@@ -77,13 +87,89 @@ void ExpectCapturedH200WithItsProcess(const GpuReport& report) {
   EXPECT_EQ(d.processes[0].pid, 479u);
   EXPECT_EQ(d.processes[0].name, "python3");
   EXPECT_EQ(d.processes[0].used_memory_bytes, 20998 * kMiB);
+  EXPECT_FALSE(d.lost);
 }
 
 TEST_F(NvidiaSmiGpuReaderTest, ReadsGpusAndProcessesFromTheCaptures) {
   NvidiaSmiGpuReader reader(kStandIn, *runner_);
   GpuReport report = reader.Read();
   ExpectCapturedH200WithItsProcess(report);
-  EXPECT_THAT(Invocations(), ElementsAre(kGpuQuery, kAppsQuery));
+  EXPECT_THAT(Invocations(), ElementsAre(kGpuQuery, kAppsQuery, kRemapQuery));
+  // As the capture's nvidia-smi -q says: no page retirement, rows remapped
+  // without anything pending or failed.
+  EXPECT_FALSE(report.devices[0].retired_pages_pending.has_value());
+  EXPECT_EQ(report.devices[0].row_remap_pending, false);
+  EXPECT_EQ(report.devices[0].row_remap_failure, false);
+}
+
+TEST_F(NvidiaSmiGpuReaderTest, ReadsPendingRetiredPagesAndRowRemapping) {
+  testing::ScopedEnv retired("FAKE_NVIDIA_SMI_RETIRED_PAGES_PENDING", "Yes");
+  testing::ScopedEnv remapped("FAKE_NVIDIA_SMI_REMAPPED_ROWS", "Yes No");
+  NvidiaSmiGpuReader reader(kStandIn, *runner_);
+  GpuReport report = reader.Read();
+  EXPECT_EQ(report.error, "");
+  ASSERT_EQ(report.devices.size(), 1u);
+  EXPECT_EQ(report.devices[0].retired_pages_pending, true);
+  EXPECT_EQ(report.devices[0].row_remap_pending, true);
+  EXPECT_EQ(report.devices[0].row_remap_failure, false);
+
+  testing::ScopedEnv failed("FAKE_NVIDIA_SMI_REMAPPED_ROWS", "No Yes");
+  report = reader.Read();
+  EXPECT_EQ(report.devices[0].row_remap_pending, false);
+  EXPECT_EQ(report.devices[0].row_remap_failure, true);
+}
+
+// An nvidia-smi that knows neither retired_pages.pending nor
+// --query-remapped-rows: the rest is read, the flags stay unknown, nothing is
+// reported wrong, and the refused parts are not asked for again.
+TEST_F(NvidiaSmiGpuReaderTest, OldNvidiaSmiRefusingTheFaultQueriesStillReads) {
+  testing::ScopedEnv refuse("FAKE_NVIDIA_SMI_REFUSE", "retired_pages.pending,--query-remapped-rows");
+  NvidiaSmiGpuReader reader(kStandIn, *runner_);
+  GpuReport report = reader.Read();
+  ExpectCapturedH200WithItsProcess(report);
+  EXPECT_FALSE(report.devices[0].retired_pages_pending.has_value());
+  EXPECT_FALSE(report.devices[0].row_remap_pending.has_value());
+  EXPECT_FALSE(report.devices[0].row_remap_failure.has_value());
+  EXPECT_THAT(Invocations(), ElementsAre(kGpuQuery, kGpuQueryNoRetired, kAppsQuery, kRemapQuery));
+
+  ExpectCapturedH200WithItsProcess(reader.Read());
+  EXPECT_THAT(Invocations(),
+              ElementsAre(kGpuQuery, kGpuQueryNoRetired, kAppsQuery, kRemapQuery, kGpuQueryNoRetired, kAppsQuery));
+}
+
+// Both refusals in one query: each retry drops one field.
+TEST_F(NvidiaSmiGpuReaderTest, DriverBefore535RefusingRetiredPagesToo) {
+  testing::ScopedEnv old("FAKE_NVIDIA_SMI_OLD", "1");
+  testing::ScopedEnv refuse("FAKE_NVIDIA_SMI_REFUSE", "retired_pages.pending");
+  NvidiaSmiGpuReader reader(kStandIn, *runner_);
+  ExpectCapturedH200WithItsProcess(reader.Read());
+  EXPECT_THAT(Invocations(), ElementsAre(kGpuQuery, kGpuQueryOld, kGpuQueryOldNoRetired, kAppsQuery, kRemapQuery));
+}
+
+// A refused field gpuctl cannot do without is a failure, as before.
+TEST_F(NvidiaSmiGpuReaderTest, RefusedRequiredFieldIsReported) {
+  testing::ScopedEnv refuse("FAKE_NVIDIA_SMI_REFUSE", "memory.total");
+  NvidiaSmiGpuReader reader(kStandIn, *runner_);
+  GpuReport report = reader.Read();
+  EXPECT_EQ(report.source, GpuSourceKind::kNone);
+  EXPECT_EQ(report.error, "Field \"memory.total\" is not a valid field to query.");
+  EXPECT_THAT(Invocations(), ElementsAre(kGpuQuery));
+}
+
+// The remapped-rows query failing otherwise keeps the GPU values and says why.
+TEST_F(NvidiaSmiGpuReaderTest, UnreadableRemappedRowsAreReportedNotFatal) {
+  testing::ScopedEnv remapped("FAKE_NVIDIA_SMI_REMAPPED_ROWS", "Maybe No");
+  NvidiaSmiGpuReader reader(kStandIn, *runner_);
+  GpuReport report = reader.Read();
+  EXPECT_EQ(report.source, GpuSourceKind::kNvidiaSmi);
+  ASSERT_EQ(report.devices.size(), 1u);
+  EXPECT_EQ(report.devices[0].temperature_c, 41u);
+  EXPECT_FALSE(report.devices[0].row_remap_pending.has_value());
+  EXPECT_EQ(report.error,
+            "cannot parse nvidia-smi output: nvidia-smi --query-remapped-rows line 1, remapped_rows.pending: "
+            "cannot parse 'Maybe'");
+  reader.Read();
+  EXPECT_THAT(Invocations(), ElementsAre(kGpuQuery, kAppsQuery, kRemapQuery, kGpuQuery, kAppsQuery, kRemapQuery));
 }
 
 TEST_F(NvidiaSmiGpuReaderTest, NoProcessesIsAnEmptyList) {
@@ -100,10 +186,11 @@ TEST_F(NvidiaSmiGpuReaderTest, OldDriverIsAskedForTheThrottleFieldAndRemembered)
   testing::ScopedEnv old("FAKE_NVIDIA_SMI_OLD", "1");
   NvidiaSmiGpuReader reader(kStandIn, *runner_);
   ExpectCapturedH200WithItsProcess(reader.Read());
-  EXPECT_THAT(Invocations(), ElementsAre(kGpuQuery, kGpuQueryOld, kAppsQuery));
+  EXPECT_THAT(Invocations(), ElementsAre(kGpuQuery, kGpuQueryOld, kAppsQuery, kRemapQuery));
 
   ExpectCapturedH200WithItsProcess(reader.Read());
-  EXPECT_THAT(Invocations(), ElementsAre(kGpuQuery, kGpuQueryOld, kAppsQuery, kGpuQueryOld, kAppsQuery));
+  EXPECT_THAT(Invocations(),
+              ElementsAre(kGpuQuery, kGpuQueryOld, kAppsQuery, kRemapQuery, kGpuQueryOld, kAppsQuery, kRemapQuery));
 }
 
 TEST_F(NvidiaSmiGpuReaderTest, DriverFailureIsReportedNotThrown) {

@@ -21,6 +21,8 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 constexpr const char* kFakeNvml = GPUCTL_BINARY_DIR "/tests/fake_nvml/libnvidia-ml.so.1";
+// The same fake as an older driver: no fault queries exported.
+constexpr const char* kOldFakeNvml = GPUCTL_BINARY_DIR "/tests/fake_nvml_old/libnvidia-ml.so.1";
 
 std::string SelfComm() {
   std::ifstream in("/proc/self/comm");
@@ -113,6 +115,142 @@ TEST_F(NvmlGpuReaderTest, NotSupportedLeavesTheFieldEmpty) {
   EXPECT_TRUE(report.devices[0].ecc_uncorrected.has_value());
   EXPECT_FALSE(report.devices[1].ecc_uncorrected.has_value());
   EXPECT_EQ(report.error, "");
+}
+
+// As captured: the H200 remaps rows (nothing pending, no failure) and has
+// no page retirement; the GeForce has neither. Unknown is not "no".
+TEST_F(NvmlGpuReaderTest, MemoryRepairStateAsCaptured) {
+  auto reader = NvmlGpuReader::Open(kFakeNvml, Names({}));
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  GpuReport report = (*reader)->Read();
+  EXPECT_EQ(report.error, "");
+  ASSERT_EQ(report.devices.size(), 2u);
+  const GpuDevice& h200 = report.devices[0];
+  EXPECT_EQ(h200.row_remap_pending, false);
+  EXPECT_EQ(h200.row_remap_failure, false);
+  EXPECT_EQ(h200.retired_pages_pending, std::nullopt);
+  EXPECT_FALSE(h200.lost);
+  const GpuDevice& geforce = report.devices[1];
+  EXPECT_EQ(geforce.row_remap_pending, std::nullopt);
+  EXPECT_EQ(geforce.row_remap_failure, std::nullopt);
+  EXPECT_EQ(geforce.retired_pages_pending, std::nullopt);
+  EXPECT_FALSE(geforce.lost);
+}
+
+TEST_F(NvmlGpuReaderTest, RowRemapPendingIsRead) {
+  testing::ScopedEnv scenario("FAKE_NVML_SCENARIO", "row_remap_pending");
+  auto reader = NvmlGpuReader::Open(kFakeNvml, Names({}));
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  GpuReport report = (*reader)->Read();
+  EXPECT_EQ(report.error, "");
+  ASSERT_EQ(report.devices.size(), 2u);
+  EXPECT_EQ(report.devices[0].row_remap_pending, true);
+  EXPECT_EQ(report.devices[0].row_remap_failure, false);
+  EXPECT_EQ(report.devices[1].row_remap_pending, std::nullopt);
+}
+
+TEST_F(NvmlGpuReaderTest, RowRemapFailureIsRead) {
+  testing::ScopedEnv scenario("FAKE_NVML_SCENARIO", "row_remap_failure");
+  auto reader = NvmlGpuReader::Open(kFakeNvml, Names({}));
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  GpuReport report = (*reader)->Read();
+  EXPECT_EQ(report.error, "");
+  ASSERT_EQ(report.devices.size(), 2u);
+  EXPECT_EQ(report.devices[0].row_remap_failure, true);
+  EXPECT_EQ(report.devices[0].row_remap_pending, false);
+  EXPECT_EQ(report.devices[1].row_remap_failure, std::nullopt);
+}
+
+// NVML_FEATURE_ENABLED is pending, NVML_FEATURE_DISABLED is not.
+TEST_F(NvmlGpuReaderTest, RetiredPagesPendingIsRead) {
+  testing::ScopedEnv scenario("FAKE_NVML_SCENARIO", "retired_pages_pending");
+  auto reader = NvmlGpuReader::Open(kFakeNvml, Names({}));
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  GpuReport report = (*reader)->Read();
+  EXPECT_EQ(report.error, "");
+  ASSERT_EQ(report.devices.size(), 2u);
+  EXPECT_EQ(report.devices[0].retired_pages_pending, true);
+  EXPECT_EQ(report.devices[1].retired_pages_pending, false);
+}
+
+// A lost GPU stays listed, marked lost, named once in the error, and is
+// asked nothing more; the other GPU reads as usual.
+TEST_F(NvmlGpuReaderTest, LostGpuIsListedAsLost) {
+  testing::ScopedEnv scenario("FAKE_NVML_SCENARIO", "gpu_lost");
+  auto reader = NvmlGpuReader::Open(kFakeNvml, Names({{479, "python3"}}));
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  GpuReport report = (*reader)->Read();
+  EXPECT_EQ(report.source, GpuSourceKind::kNvml);
+  EXPECT_EQ(report.error, "GPU 1: nvmlDeviceGetUUID: GPU is lost");
+  ASSERT_EQ(report.devices.size(), 2u);
+
+  const GpuDevice& healthy = report.devices[0];
+  EXPECT_FALSE(healthy.lost);
+  EXPECT_EQ(healthy.uuid, "GPU-c6489789-7836-64bc-561f-33b9f6b86ea3");
+  EXPECT_EQ(healthy.row_remap_pending, false);
+  EXPECT_EQ(healthy.processes.size(), 1u);
+
+  const GpuDevice& lost = report.devices[1];
+  EXPECT_TRUE(lost.lost);
+  EXPECT_EQ(lost.index, 1u);
+  EXPECT_EQ(lost.driver_version, "580.159.04");  // the driver still answers
+  EXPECT_EQ(lost.uuid, "");
+  EXPECT_EQ(lost.pci_bus_id, "");
+  EXPECT_FALSE(lost.memory_total_bytes.has_value());
+  EXPECT_FALSE(lost.temperature_c.has_value());
+  EXPECT_EQ(lost.row_remap_pending, std::nullopt);
+  EXPECT_TRUE(lost.processes.empty());
+}
+
+// A GPU lost between two readings keeps the identity the first one saw, so
+// the fault watch can drain it by uuid and bus id.
+TEST_F(NvmlGpuReaderTest, GpuLostAfterAReadingKeepsItsIdentity) {
+  auto lose_gpu = reinterpret_cast<void (*)(unsigned)>(dlsym(fake_, "fakeNvmlLoseGpu"));
+  ASSERT_NE(lose_gpu, nullptr);
+  auto reader = NvmlGpuReader::Open(kFakeNvml, Names({}));
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  ASSERT_EQ((*reader)->Read().devices.size(), 2u);
+
+  lose_gpu(1);
+  GpuReport report = (*reader)->Read();
+  EXPECT_EQ(report.error, "GPU 1: nvmlDeviceGetUUID: GPU is lost");
+  ASSERT_EQ(report.devices.size(), 2u);
+  EXPECT_FALSE(report.devices[0].lost);
+  const GpuDevice& lost = report.devices[1];
+  EXPECT_TRUE(lost.lost);
+  EXPECT_EQ(lost.uuid, "GPU-5d2a0b7e-1c4f-4e8a-9b3d-2f6e8a7c1d90");
+  EXPECT_EQ(lost.name, "NVIDIA GeForce RTX 4090");
+  EXPECT_EQ(lost.pci_bus_id, "00000000:41:00.0");
+  EXPECT_EQ(lost.compute_capability, "8.9");
+  EXPECT_FALSE(lost.temperature_c.has_value());  // values are not carried over
+  EXPECT_TRUE(lost.processes.empty());
+
+  // Still lost at the next reading, still named.
+  report = (*reader)->Read();
+  ASSERT_EQ(report.devices.size(), 2u);
+  EXPECT_TRUE(report.devices[1].lost);
+  EXPECT_EQ(report.devices[1].uuid, "GPU-5d2a0b7e-1c4f-4e8a-9b3d-2f6e8a7c1d90");
+}
+
+// A driver without nvmlDeviceGetRemappedRows and
+// nvmlDeviceGetRetiredPagesPendingStatus: those stay unknown, the rest reads.
+TEST_F(NvmlGpuReaderTest, OlderDriverWithoutFaultQueriesStillReads) {
+  testing::ScopedEnv scenario("FAKE_NVML_SCENARIO", "row_remap_pending");
+  void* old = dlopen(kOldFakeNvml, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(old, nullptr) << dlerror();
+  EXPECT_EQ(dlsym(old, "nvmlDeviceGetRemappedRows"), nullptr);
+  EXPECT_EQ(dlsym(old, "nvmlDeviceGetRetiredPagesPendingStatus"), nullptr);
+  dlclose(old);
+
+  auto reader = NvmlGpuReader::Open(kOldFakeNvml, Names({}));
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  GpuReport report = (*reader)->Read();
+  EXPECT_EQ(report.error, "");
+  ASSERT_EQ(report.devices.size(), 2u);
+  EXPECT_EQ(report.devices[0].uuid, "GPU-c6489789-7836-64bc-561f-33b9f6b86ea3");
+  EXPECT_EQ(report.devices[0].row_remap_pending, std::nullopt);
+  EXPECT_EQ(report.devices[0].row_remap_failure, std::nullopt);
+  EXPECT_EQ(report.devices[0].retired_pages_pending, std::nullopt);
 }
 
 TEST_F(NvmlGpuReaderTest, DefaultLookupNamesProcessesFromProc) {

@@ -352,6 +352,18 @@ TEST(ValidateJobSpec, RefusesBadHangAndCheckpointSettings) {
   refused("--checkpoint-complete");
   spec.checkpoint.max_restarts_without_progress = 1000;
   refused("--max-restarts-without-progress");
+  // A start may ask to resume from a checkpoint, under its directory only.
+  spec.checkpoint.dir = "/ckpt";
+  spec.resume_from = "/ckpt/checkpoint-10";
+  EXPECT_TRUE(ValidateJobSpec(spec).ok());
+  spec.resume_from = "/ckptx/checkpoint-10";
+  spec.checkpoint.dir = "/ckpt";
+  refused("under --checkpoint-dir");
+  spec.checkpoint.dir = "/ckpt";
+  spec.resume_from = "/ckpt/../etc/shadow";
+  refused("under --checkpoint-dir");
+  spec.resume_from = "/ckpt/checkpoint-10";  // no --checkpoint-dir
+  refused("under --checkpoint-dir");
 }
 
 }  // namespace
