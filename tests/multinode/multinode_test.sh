@@ -10,6 +10,8 @@
 # 3. --on-oom recover: rank 1 dies of a CUDA OOM at anchors 1024; its agent
 #    relaunches it at 768 with expandable segments, the supervisor relaunches
 #    rank 0 with the same change, and the job succeeds on both nodes.
+# 4. --on-hang recover: rank 1 SIGSTOPs itself; the parts are dumped, and
+#    all resume from the last complete checkpoint.
 # Root; exit 77 to skip (no netns, no uv or index).
 set -euo pipefail
 test_name=multinode
@@ -104,4 +106,33 @@ assert job["state"] == "succeeded" and job["restart_count"] == 1, job
 assert job["anchors"] == 768, job
 PY
 fleet_gpuctl train rm oom >/dev/null
+say "an OOM on one node: every part relaunched with the same change"
+
+# 4. A rank hangs on one node (SIGSTOP at step 12): every part is dumped,
+#    and every part resumes from the same last complete checkpoint.
+ckpt=$fleet_dir/ckpt
+mkdir -p "$ckpt"
+rc=0
+fleet_gpuctl "${start[@]}" --name hang --wait --on-hang recover --hang-after 4s --start-timeout 120s \
+  --checkpoint-dir "$ckpt" --resume-arg '--resume {checkpoint}' -- "$here/../resilience/toy_trainer.py" ddp \
+  --steps 30 --interval 0.1 --every 5 --fault-at 12 --stop-rank 1 --ckpt "$ckpt" >"$o" 2>&1 || rc=$?
+[[ $rc == 0 ]] || fail "the hung job exited $rc: $(cat "$o"; fleet_gpuctl train logs hang 2>&1 | tail -40)"
+has "$o" 'is hung: dumped every part.s stacks'
+has "$o" '^multi-node job hang succeeded on every node$'
+fleet_gpuctl train logs hang >"$o"
+has "$o" '^\[n1\] resumed from .*/checkpoint-10 at step 10$'
+has "$o" 'rank 1: done at step 30'
+fleet_gpuctl -o json --node n1 train status hang >"$o.n1.json"
+fleet_gpuctl -o json --node n2 train status hang >"$o.n2.json"
+python3 - "$o.n1.json" "$o.n2.json" <<'PY'
+import json, sys
+parts = [json.load(open(p)) for p in sys.argv[1:]]
+for job in parts:  # each resumed from the same checkpoint, by its agent or with the other
+    assert job["state"] == "succeeded" and job["checkpoint"]["resume_from"].endswith("/checkpoint-10"), job["checkpoint"]
+# Whichever agent relaunched first kept the lineage (the other part was restarted with it).
+assert any(j["attempts"] and j["attempts"][0]["state_reason"].startswith("hung:") for j in parts), \
+    [j["attempts"] for j in parts]
+PY
+fleet_gpuctl train rm hang >/dev/null
+say "a hung rank on one node: every part dumped and resumed from checkpoint-10"
 say "PASS"

@@ -1,7 +1,7 @@
 """A trainer for the resilience tests (hang_test.sh, checkpoint_kill_test.sh),
 each mode one way a real run behaves or fails. Plain Python unless the mode
-needs torch. Faults happen on attempt 1 only (GPUCTL_ATTEMPT), so a relaunch
-runs clean.
+needs torch. Faults happen on attempt 1 only (GPUCTL_ATTEMPT) of a run from
+scratch, so a relaunch runs clean.
 
   deadlock        takes a lock twice: a single process stuck, printing nothing
   ddp             2 ranks under torchrun, gloo on CPU: all_reduce each step,
@@ -122,7 +122,9 @@ def ddp(args):
     first = int(start.item())
     print(f"rank {rank} of {dist.get_world_size()}, attempt {attempt()}, from step {first}", flush=True)
     for step in range(first, args.steps):
-        faulty = attempt() == 1 and step == args.fault_at
+        # Only a run from scratch: a part a multi-node supervisor restarts
+        # with the others is a new job (attempt 1 again), from a checkpoint.
+        faulty = attempt() == 1 and not args.resume and step == args.fault_at
         if faulty and rank == args.stop_rank:
             os.kill(os.getpid(), signal.SIGSTOP)
         if faulty and rank == args.skip_rank:
