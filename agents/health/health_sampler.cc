@@ -23,10 +23,10 @@ Result<HealthSnapshot> HealthSampler::Sample() {
     }
     snapshot.gpus = *gpu_cache_;
   }
-  if (drains_) {
+  if (const GpuDrains* drains = drains_.load()) {
     for (sys::GpuDevice& gpu : snapshot.gpus.devices) {
-      std::optional<GpuDrain> drain = drains_->Find(gpu.uuid);
-      if (!drain && !gpu.pci_bus_id.empty()) drain = drains_->Find(gpu.pci_bus_id);
+      std::optional<GpuDrain> drain = drains->Find(gpu.uuid);
+      if (!drain && !gpu.pci_bus_id.empty()) drain = drains->Find(gpu.pci_bus_id);
       if (drain) gpu.drain = sys::GpuDrainInfo{drain->reason, drain->xid, drain->message, drain->since_unix_ms, drain->manual};
     }
   }

@@ -3,6 +3,7 @@
 // younger than `gpu_max_age`; host figures are always fresh.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <optional>
@@ -24,7 +25,8 @@ class HealthSampler {
   Result<HealthSnapshot> Sample();
   // Each GPU of a sample is marked with its drain, if `drains` holds one
   // (by UUID or PCI bus id). Set before sampling starts; may be null.
-  void SetDrains(const GpuDrains* drains) { drains_ = drains; }
+  // Atomic: the agent attaches its drains once jobs already sample.
+  void SetDrains(const GpuDrains* drains) { drains_.store(drains); }
 
  private:
   HostSampler host_;
@@ -34,7 +36,7 @@ class HealthSampler {
   std::mutex gpu_mutex_;
   std::optional<sys::GpuReport> gpu_cache_;
   std::chrono::steady_clock::time_point gpu_cache_time_;
-  const GpuDrains* drains_ = nullptr;
+  std::atomic<const GpuDrains*> drains_{nullptr};
 };
 
 }  // namespace gpuctl::health

@@ -13,7 +13,7 @@
 namespace gpuctl::client {
 namespace {
 
-void Print(CommandContext& ctx, const v1::GpuDrainState& state) {
+void PrintDrainState(CommandContext& ctx, const v1::GpuDrainState& state) {
   if (ctx.global.format() == OutputFormat::kJson) {
     ctx.console.out << DumpJson({{"gpu", state.index()},
                                  {"uuid", state.uuid()},
@@ -50,7 +50,7 @@ void AddGpuCommand(CLI::App& app, CommandContext& context) {
     if (!agent.ok()) return context.Fail(agent.status());
     Result<v1::GpuDrainState> state = (*agent)->DrainGpu(*target, *reason);
     if (!state.ok()) return context.Fail(state.status().Wrap("draining GPU " + *target));
-    Print(context, *state);
+    PrintDrainState(context, *state);
   });
 
   auto undrain_target = std::make_shared<std::string>();
@@ -64,7 +64,7 @@ void AddGpuCommand(CLI::App& app, CommandContext& context) {
     if (!agent.ok()) return context.Fail(agent.status());
     Result<v1::GpuDrainState> state = (*agent)->UndrainGpu(*undrain_target, *force);
     if (!state.ok()) return context.Fail(state.status().Wrap("undraining GPU " + *undrain_target));
-    Print(context, *state);
+    PrintDrainState(context, *state);
   });
 }
 

@@ -274,20 +274,16 @@ TEST_F(CheckpointFinderTest, MaxEntriesBoundsTheWalk) {
   EXPECT_EQ(LatestPath(), Path("step_2"));
 }
 
-TEST_F(CheckpointFinderTest, ThousandCheckpointsScanFast) {
+// How fast: tests/bench/checkpoint_scan_bench (timing stays out of tests).
+TEST_F(CheckpointFinderTest, AThousandCheckpointsGiveTheNewest) {
   for (int i = 0; i < 1000; ++i) {
     const std::string dir = "checkpoint-" + std::to_string(i);
     for (int f = 0; f < 9; ++f) Write(dir + "/shard" + std::to_string(f));
     Write(dir + "/trainer_state.json");
   }
-  const auto start = std::chrono::steady_clock::now();
   std::optional<Checkpoint> found = FindLatestCompleteCheckpoint(Options());
-  const auto took = std::chrono::steady_clock::now() - start;
   ASSERT_TRUE(found);
   EXPECT_EQ(found->path, Path("checkpoint-999"));
-#ifndef GPUCTL_SANITIZED_BUILD
-  EXPECT_LT(took, std::chrono::seconds(1));
-#endif
 }
 
 TEST(CheckpointStepFromName, TakesTheNumberAtTheEnd) {

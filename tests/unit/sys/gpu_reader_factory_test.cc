@@ -10,6 +10,7 @@
 #include "agents/sys/command_runner.h"
 #include "agents/sys/gpu_reader.h"
 #include "agents/sys/nvml_gpu_reader.h"
+#include "tests/fakes/fake_nvml_path.h"
 #include "tests/fakes/scoped_env.h"
 #include "tests/fakes/temp_dir.h"
 #include "tests/fakes/skip_policy.h"
@@ -20,7 +21,6 @@ namespace {
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
 
-constexpr const char* kFakeNvml = GPUCTL_BINARY_DIR "/tests/fake_nvml/libnvidia-ml.so.1";
 constexpr const char* kMissingNvml = "/nonexistent/libnvidia-ml.so.1";
 constexpr const char* kStandInDir = GPUCTL_SOURCE_DIR "/tests/fakes/bin";
 constexpr const char* kNoDriverText =
@@ -59,7 +59,7 @@ class GpuReaderFactoryTest : public ::testing::Test {
 };
 
 TEST_F(GpuReaderFactoryTest, PrefersNvmlWhenItInitialises) {
-  auto reader = MakeGpuReader(Options(kFakeNvml), *runner_);
+  auto reader = MakeGpuReader(Options(testing::kFakeNvmlLibrary), *runner_);
   GpuReport report = reader->Read();
   EXPECT_EQ(report.source, GpuSourceKind::kNvml);
   EXPECT_EQ(report.error, "");
@@ -83,7 +83,7 @@ TEST_F(GpuReaderFactoryTest, FallsBackToNvidiaSmiWhenNvmlIsMissing) {
 
 TEST_F(GpuReaderFactoryTest, FallsBackToNvidiaSmiWhenNvmlDoesNotInitialise) {
   testing::ScopedEnv no_driver("FAKE_NVML_SCENARIO", "no_driver");
-  auto reader = MakeGpuReader(Options(kFakeNvml), *runner_);
+  auto reader = MakeGpuReader(Options(testing::kFakeNvmlLibrary), *runner_);
   EXPECT_EQ(reader->Read().source, GpuSourceKind::kNvidiaSmi);
 }
 
@@ -114,7 +114,7 @@ TEST_F(GpuReaderFactoryTest, DefaultOptionsOnAHostWithoutADriver) {
 TEST_F(GpuReaderFactoryTest, BrokenDriverGivesBothToolsWords) {
   testing::ScopedEnv nvml("FAKE_NVML_SCENARIO", "no_driver");
   testing::ScopedEnv smi("FAKE_NVIDIA_SMI_FAIL", "no_driver");
-  auto reader = MakeGpuReader(Options(kFakeNvml), *runner_);
+  auto reader = MakeGpuReader(Options(testing::kFakeNvmlLibrary), *runner_);
   GpuReport report = reader->Read();
   EXPECT_EQ(report.source, GpuSourceKind::kNone);
   EXPECT_EQ(report.error, std::string("Failed to initialize NVML: Driver Not Loaded; ") + kNoDriverText);
@@ -124,14 +124,14 @@ TEST_F(GpuReaderFactoryTest, VersionMismatchIsNotHiddenBehindTheFallback) {
   testing::ScopedEnv nvml("FAKE_NVML_SCENARIO", "mismatch");
   for (const char* smi_failure : {"mismatch", "no_driver"}) {
     testing::ScopedEnv smi("FAKE_NVIDIA_SMI_FAIL", smi_failure);
-    auto reader = MakeGpuReader(Options(kFakeNvml), *runner_);
+    auto reader = MakeGpuReader(Options(testing::kFakeNvmlLibrary), *runner_);
     GpuReport report = reader->Read();
     EXPECT_EQ(report.source, GpuSourceKind::kNone);
     EXPECT_THAT(report.devices, IsEmpty());
     EXPECT_EQ(report.error, "Failed to initialize NVML: Driver/library version mismatch") << smi_failure;
   }
   testing::ScopedEnv path("PATH", empty_dir_.path());
-  EXPECT_EQ(MakeGpuReader(Options(kFakeNvml), *runner_)->Read().error, kNvmlVersionMismatch);
+  EXPECT_EQ(MakeGpuReader(Options(testing::kFakeNvmlLibrary), *runner_)->Read().error, kNvmlVersionMismatch);
 }
 
 TEST_F(GpuReaderFactoryTest, BothDisabled) {

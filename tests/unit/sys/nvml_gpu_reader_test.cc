@@ -11,6 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/fakes/fake_nvml_path.h"
 #include "tests/fakes/scoped_env.h"
 #include "common/units.h"
 
@@ -20,7 +21,6 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-constexpr const char* kFakeNvml = GPUCTL_BINARY_DIR "/tests/fake_nvml/libnvidia-ml.so.1";
 // The same fake as an older driver: no fault queries exported.
 constexpr const char* kOldFakeNvml = GPUCTL_BINARY_DIR "/tests/fake_nvml_old/libnvidia-ml.so.1";
 
@@ -36,7 +36,7 @@ class NvmlGpuReaderTest : public ::testing::Test {
   void SetUp() override {
     // Our own handle keeps the fake loaded so its counters survive the
     // readers' dlclose.
-    fake_ = dlopen(kFakeNvml, RTLD_NOW | RTLD_LOCAL);
+    fake_ = dlopen(testing::kFakeNvmlLibrary, RTLD_NOW | RTLD_LOCAL);
     ASSERT_NE(fake_, nullptr) << dlerror();
     init_count_ = reinterpret_cast<int (*)()>(dlsym(fake_, "fakeNvmlInitCount"));
     ASSERT_NE(init_count_, nullptr);
@@ -58,7 +58,7 @@ class NvmlGpuReaderTest : public ::testing::Test {
 };
 
 TEST_F(NvmlGpuReaderTest, ReadsBothGpus) {
-  auto reader = NvmlGpuReader::Open(kFakeNvml, Names({{479, "python3"}}));
+  auto reader = NvmlGpuReader::Open(testing::kFakeNvmlLibrary, Names({{479, "python3"}}));
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
   GpuReport report = (*reader)->Read();
   EXPECT_EQ(report.source, GpuSourceKind::kNvml);
@@ -108,7 +108,7 @@ TEST_F(NvmlGpuReaderTest, ReadsBothGpus) {
 // NOT_SUPPORTED is an answer, not a failure: the field stays empty and
 // nothing is reported as wrong.
 TEST_F(NvmlGpuReaderTest, NotSupportedLeavesTheFieldEmpty) {
-  auto reader = NvmlGpuReader::Open(kFakeNvml, Names({}));
+  auto reader = NvmlGpuReader::Open(testing::kFakeNvmlLibrary, Names({}));
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
   GpuReport report = (*reader)->Read();
   ASSERT_EQ(report.devices.size(), 2u);
@@ -120,7 +120,7 @@ TEST_F(NvmlGpuReaderTest, NotSupportedLeavesTheFieldEmpty) {
 // As captured: the H200 remaps rows (nothing pending, no failure) and has
 // no page retirement; the GeForce has neither. Unknown is not "no".
 TEST_F(NvmlGpuReaderTest, MemoryRepairStateAsCaptured) {
-  auto reader = NvmlGpuReader::Open(kFakeNvml, Names({}));
+  auto reader = NvmlGpuReader::Open(testing::kFakeNvmlLibrary, Names({}));
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
   GpuReport report = (*reader)->Read();
   EXPECT_EQ(report.error, "");
@@ -139,7 +139,7 @@ TEST_F(NvmlGpuReaderTest, MemoryRepairStateAsCaptured) {
 
 TEST_F(NvmlGpuReaderTest, RowRemapPendingIsRead) {
   testing::ScopedEnv scenario("FAKE_NVML_SCENARIO", "row_remap_pending");
-  auto reader = NvmlGpuReader::Open(kFakeNvml, Names({}));
+  auto reader = NvmlGpuReader::Open(testing::kFakeNvmlLibrary, Names({}));
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
   GpuReport report = (*reader)->Read();
   EXPECT_EQ(report.error, "");
@@ -151,7 +151,7 @@ TEST_F(NvmlGpuReaderTest, RowRemapPendingIsRead) {
 
 TEST_F(NvmlGpuReaderTest, RowRemapFailureIsRead) {
   testing::ScopedEnv scenario("FAKE_NVML_SCENARIO", "row_remap_failure");
-  auto reader = NvmlGpuReader::Open(kFakeNvml, Names({}));
+  auto reader = NvmlGpuReader::Open(testing::kFakeNvmlLibrary, Names({}));
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
   GpuReport report = (*reader)->Read();
   EXPECT_EQ(report.error, "");
@@ -164,7 +164,7 @@ TEST_F(NvmlGpuReaderTest, RowRemapFailureIsRead) {
 // NVML_FEATURE_ENABLED is pending, NVML_FEATURE_DISABLED is not.
 TEST_F(NvmlGpuReaderTest, RetiredPagesPendingIsRead) {
   testing::ScopedEnv scenario("FAKE_NVML_SCENARIO", "retired_pages_pending");
-  auto reader = NvmlGpuReader::Open(kFakeNvml, Names({}));
+  auto reader = NvmlGpuReader::Open(testing::kFakeNvmlLibrary, Names({}));
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
   GpuReport report = (*reader)->Read();
   EXPECT_EQ(report.error, "");
@@ -177,7 +177,7 @@ TEST_F(NvmlGpuReaderTest, RetiredPagesPendingIsRead) {
 // asked nothing more; the other GPU reads as usual.
 TEST_F(NvmlGpuReaderTest, LostGpuIsListedAsLost) {
   testing::ScopedEnv scenario("FAKE_NVML_SCENARIO", "gpu_lost");
-  auto reader = NvmlGpuReader::Open(kFakeNvml, Names({{479, "python3"}}));
+  auto reader = NvmlGpuReader::Open(testing::kFakeNvmlLibrary, Names({{479, "python3"}}));
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
   GpuReport report = (*reader)->Read();
   EXPECT_EQ(report.source, GpuSourceKind::kNvml);
@@ -207,7 +207,7 @@ TEST_F(NvmlGpuReaderTest, LostGpuIsListedAsLost) {
 TEST_F(NvmlGpuReaderTest, GpuLostAfterAReadingKeepsItsIdentity) {
   auto lose_gpu = reinterpret_cast<void (*)(unsigned)>(dlsym(fake_, "fakeNvmlLoseGpu"));
   ASSERT_NE(lose_gpu, nullptr);
-  auto reader = NvmlGpuReader::Open(kFakeNvml, Names({}));
+  auto reader = NvmlGpuReader::Open(testing::kFakeNvmlLibrary, Names({}));
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
   ASSERT_EQ((*reader)->Read().devices.size(), 2u);
 
@@ -254,7 +254,7 @@ TEST_F(NvmlGpuReaderTest, OlderDriverWithoutFaultQueriesStillReads) {
 }
 
 TEST_F(NvmlGpuReaderTest, DefaultLookupNamesProcessesFromProc) {
-  auto reader = NvmlGpuReader::Open(kFakeNvml);
+  auto reader = NvmlGpuReader::Open(testing::kFakeNvmlLibrary);
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
   GpuReport report = (*reader)->Read();
   ASSERT_EQ(report.devices.size(), 2u);
@@ -272,7 +272,7 @@ TEST_F(NvmlGpuReaderTest, ProcCommLookupIsRootedAndTrimmed) {
 TEST_F(NvmlGpuReaderTest, StaysInitialisedAcrossReadsAndShutsDownOnDestruction) {
   ASSERT_EQ(init_count_(), 0);
   {
-    auto reader = NvmlGpuReader::Open(kFakeNvml, Names({}));
+    auto reader = NvmlGpuReader::Open(testing::kFakeNvmlLibrary, Names({}));
     ASSERT_TRUE(reader.ok()) << reader.status().ToString();
     EXPECT_EQ(init_count_(), 1);
     EXPECT_EQ((*reader)->Read().devices.size(), 2u);
@@ -284,7 +284,7 @@ TEST_F(NvmlGpuReaderTest, StaysInitialisedAcrossReadsAndShutsDownOnDestruction) 
 
 TEST_F(NvmlGpuReaderTest, VersionMismatchSaysWhatNvidiaSmiSays) {
   testing::ScopedEnv mismatch("FAKE_NVML_SCENARIO", "mismatch");
-  auto reader = NvmlGpuReader::Open(kFakeNvml);
+  auto reader = NvmlGpuReader::Open(testing::kFakeNvmlLibrary);
   ASSERT_FALSE(reader.ok());
   EXPECT_EQ(reader.status().code(), ErrorCode::kFailedPrecondition);
   EXPECT_EQ(reader.status().message(), "Failed to initialize NVML: Driver/library version mismatch");
@@ -294,7 +294,7 @@ TEST_F(NvmlGpuReaderTest, VersionMismatchSaysWhatNvidiaSmiSays) {
 
 TEST_F(NvmlGpuReaderTest, OtherInitFailureUsesNvmlsErrorString) {
   testing::ScopedEnv no_driver("FAKE_NVML_SCENARIO", "no_driver");
-  auto reader = NvmlGpuReader::Open(kFakeNvml);
+  auto reader = NvmlGpuReader::Open(testing::kFakeNvmlLibrary);
   ASSERT_FALSE(reader.ok());
   EXPECT_EQ(reader.status().code(), ErrorCode::kUnavailable);
   EXPECT_EQ(reader.status().message(), "Failed to initialize NVML: Driver Not Loaded");
@@ -302,7 +302,7 @@ TEST_F(NvmlGpuReaderTest, OtherInitFailureUsesNvmlsErrorString) {
 
 TEST_F(NvmlGpuReaderTest, NoDevicesIsAWorkingSourceWithAReason) {
   testing::ScopedEnv none("FAKE_NVML_SCENARIO", "no_devices");
-  auto reader = NvmlGpuReader::Open(kFakeNvml);
+  auto reader = NvmlGpuReader::Open(testing::kFakeNvmlLibrary);
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
   GpuReport report = (*reader)->Read();
   EXPECT_EQ(report.source, GpuSourceKind::kNvml);
