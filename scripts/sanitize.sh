@@ -25,7 +25,10 @@ built=$SECONDS
 # node bootstrap uploads only a portable gpuctld; fleet_nodes and train_multinode
 # bootstrap theirs too), package_deb and deb_systemd (CPack's
 # .deb under systemd in LXC), soak (minutes of everything at once, its
-# GetHealth p99 bound is for the real build), reflection_client (a Python client from the
+# GetHealth p99 bound is for the real build), hang_detection and
+# checkpoint_kills (minutes of torch processes; the hang watch and the
+# checkpoint relaunch run sanitized in their unit tests, and gpu_faults runs
+# here), reflection_client (a Python client from the
 # package index; the reflection service is gRPC's own), portable_binaries
 # (only in the portable build).
 # Reports go to files, and a test that has one fails: the integration tests
@@ -40,7 +43,7 @@ status=0
   LSAN_OPTIONS="suppressions=$suppressions:print_suppressions=0" \
   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$logs/ubsan:external_symbolizer_path=$symbolizer" \
   ctest --output-on-failure --output-junit ctest-junit.xml --timeout 300 -j "$(nproc)" -L '^(unit|integration|privileged|fuzz)' \
-    -E '^(fresh_node|provision_fresh_root|SshNodeTest\..*|package_deb|deb_systemd|reflection_client|portable_binaries|build_governor_real_nvcc|provision_real_torch|fleet_nodes|train_multinode|soak)$') || status=$?
+    -E '^(fresh_node|provision_fresh_root|SshNodeTest\..*|package_deb|deb_systemd|reflection_client|portable_binaries|build_governor_real_nvcc|provision_real_torch|fleet_nodes|train_multinode|soak|hang_detection|checkpoint_kills)$') || status=$?
 tested=$SECONDS
 if compgen -G "$logs/*" >/dev/null; then
   echo "sanitize: reports in $logs:" >&2

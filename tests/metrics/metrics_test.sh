@@ -179,7 +179,8 @@ FAKE_NVML_SCENARIO=two_gpus ip netns exec "$ns" "$build/daemon/gpuctld" --listen
   --nvml-library "$build/tests/fake_nvml/libnvidia-ml.so.1" \
   --metrics-listen 10.214.0.2:9400 >"$work/agent.log" 2>&1 &
 agent_pid=$!
-for _ in $(seq 100); do grep -q "metrics at " "$work/agent.log" && break; sleep 0.1; done
+# Up to 30 s: a sanitized agent on a loaded machine starts slowly.
+for _ in $(seq 300); do grep -q "metrics at " "$work/agent.log" && break; sleep 0.1; done
 grep -q "metrics at https://10.214.0.2:9400/metrics" "$work/agent.log" || fail "no HTTPS metrics: $(cat "$work/agent.log")"
 [[ $(stat -c %a "$work/state3/metrics-tls.pem") == 600 ]] || fail "the key file is not 0600"
 curl -sf --cacert "$pki/ca.pem" --cert "$pki/client.pem" --key "$pki/client.key" \
