@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "agents/sys/text_fields.h"
 #include "agents/train/alloc_conf.h"
 #include "agents/train/anchors.h"
 #include "common/job_name.h"
@@ -19,21 +20,6 @@ bool IsGpuList(std::string_view gpus) {
     if (!ok) return false;
   }
   return gpus.find(",,") == std::string_view::npos;
-}
-
-// --resume-arg's words: split at spaces, so "--resume {checkpoint}" is two
-// arguments and a path with spaces, put in after, stays one.
-std::vector<std::string> ResumeWords(std::string_view text) {
-  std::vector<std::string> words;
-  size_t at = 0;
-  while (at < text.size()) {
-    size_t start = text.find_first_not_of(" \t", at);
-    if (start == std::string_view::npos) break;
-    size_t end = std::min(text.find_first_of(" \t", start), text.size());
-    words.emplace_back(text.substr(start, end - start));
-    at = end;
-  }
-  return words;
 }
 
 }  // namespace
@@ -136,7 +122,10 @@ std::vector<std::string> EffectiveCommand(const JobSpec& spec) {
     if (!present) argv.insert(argv.end(), extra.begin(), extra.end());
   }
   if (!spec.resume_from.empty()) {
-    for (std::string word : ResumeWords(spec.checkpoint.resume_arg)) {
+    // --resume-arg's words, split at whitespace: "--resume {checkpoint}" is
+    // two arguments, and a path with spaces, put in after, stays one.
+    for (std::string_view text : sys::Words(spec.checkpoint.resume_arg)) {
+      std::string word(text);
       for (size_t at = word.find(kCheckpointPlaceholder); at != std::string::npos;
            at = word.find(kCheckpointPlaceholder, at + spec.resume_from.size())) {
         word.replace(at, kCheckpointPlaceholder.size(), spec.resume_from);

@@ -42,12 +42,7 @@ int PokeNcclPipes(const std::string& job_dir) {
 
 std::string TopPythonFrame(const std::string& out) {
   bool in_thread = false;
-  size_t at = 0;
-  while (at < out.size()) {
-    size_t end = out.find('\n', at);
-    if (end == std::string::npos) end = out.size();
-    std::string_view line(out.data() + at, end - at);
-    at = end + 1;
+  for (std::string_view line : sys::Lines(out)) {
     if (line.rfind("Thread ", 0) == 0) {
       in_thread = true;
       continue;
@@ -63,14 +58,16 @@ ProcStackDumper::ProcStackDumper(const sys::HostFs& fs, sys::CommandRunner& runn
 
 std::string ProcStackDumper::FindPySpy(const JobRecord& record, const RunProcess& process) const {
   std::vector<std::string> dirs;
-  if (auto venv = record.spec.env.find("VIRTUAL_ENV"); venv != record.spec.env.end()) {
+  if (auto venv = record.spec.env.find("VIRTUAL_ENV"); venv != record.spec.env.end() && record.spec.container.empty()) {
     dirs.push_back(venv->second + "/bin");
   }
-  if (!process.argv.empty() && process.argv[0].find('/') != std::string::npos && process.argv[0][0] == '/') {
-    dirs.push_back(DirName(process.argv[0]));
-  }
-  if (!record.spec.command.empty() && record.spec.command[0].rfind('/', 0) == 0) {
-    dirs.push_back(DirName(record.spec.command[0]));
+  // A container job's paths are the container's, not this host's: only
+  // the agent's own PATH is looked in for it.
+  if (record.spec.container.empty()) {
+    if (!process.argv.empty() && process.argv[0].rfind('/', 0) == 0) dirs.push_back(DirName(process.argv[0]));
+    if (!record.spec.command.empty() && record.spec.command[0].rfind('/', 0) == 0) {
+      dirs.push_back(DirName(record.spec.command[0]));
+    }
   }
   for (const std::string& dir : dirs) {
     std::string candidate = dir + "/py-spy";
