@@ -5,6 +5,7 @@
 
 #include "agents/build/build_governor_policy.h"
 #include "agents/provision/nvcc_memtrace.h"
+#include "tests/sim/clairvoyant.h"
 
 namespace gpuctl::sim {
 namespace {
@@ -27,13 +28,28 @@ SimResult Simulate(const std::vector<SimCompile>& compiles, const SimHost& host,
   build::BuildGovernor governor({.budget_bytes = budget, .headroom_bytes = build::DefaultHeadroom(budget)},
                                 run.history);
   std::vector<Active> active;
+  std::vector<size_t> order(compiles.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;  // ninja's
+  if (run.clairvoyant) order = LongestFirst(compiles);
+  result.started_s.assign(compiles.size(), -1);
   size_t next = 0;
   double now = 0;
-  while (next < compiles.size() || !active.empty()) {
+  while (next < order.size() || !active.empty()) {
     // ninja: a finished job's slot goes to the next one at once.
-    while (active.size() < run.max_jobs && next < compiles.size()) {
-      active.push_back({&compiles[next], std::to_string(next), 0, false});
+    while (active.size() < run.max_jobs && next < order.size()) {
+      const SimCompile& candidate = compiles[order[next]];
+      if (run.clairvoyant) {
+        std::vector<RunningTrace> running;
+        for (const Active& job : active) running.push_back({&job.compile->rss_bytes, job.progress});
+        if (!FitsExactly(running, candidate.rss_bytes, budget)) break;
+      }
+      result.started_s[order[next]] = now;
+      active.push_back({&candidate, std::to_string(order[next]), 0, false});
       ++next;
+    }
+    if (active.empty()) {
+      result.failed = true;  // the clairvoyant's next compile cannot fit even alone
+      break;
     }
     uint32_t demand = 0;
     for (const Active& job : active) {
@@ -45,6 +61,9 @@ SimResult Simulate(const std::vector<SimCompile>& compiles, const SimHost& host,
         result.paused_s += kTickSeconds;
       } else {
         job.progress += speed;
+        // Snap sums of shared-core speeds (2/7 + 5/7) to the whole tick they
+        // make: compiles must stay a fixed number of ticks apart (clairvoyant.h).
+        if (std::abs(job.progress - std::round(job.progress)) < 1e-9) job.progress = std::round(job.progress);
       }
     }
     now += kTickSeconds;
@@ -199,6 +218,8 @@ std::vector<SimRun> IncidentRuns(const SimHost& host, uint32_t archs, uint32_t t
                                             .reserve_bytes = host.reserve_bytes, .cpus = host.cores});
   runs.push_back({"static model", budget.ok() ? budget->max_jobs : 1, false});
   runs.push_back({"live governor", host.cores, true});
+  runs.push_back({.label = "clairvoyant", .max_jobs = host.cores, .governed = false, .history = {},
+                  .clairvoyant = true});
   return runs;
 }
 

@@ -39,6 +39,8 @@ struct SimRun {
   bool governed = false;
   // Peaks of an earlier build, by build::HistoryKey: a rebuild of the same tree.
   std::map<std::string, uint64_t> history = {};
+  // The clairvoyant schedule (clairvoyant.h) instead of ninja's order.
+  bool clairvoyant = false;
 };
 
 struct SimResult {
@@ -53,6 +55,7 @@ struct SimResult {
   double paused_s = 0;  // compile-seconds spent paused
   uint64_t pauses = 0;
   std::map<std::string, uint64_t> learned = {};  // governed: each compile's peak, for a rebuild
+  std::vector<double> started_s = {};  // by index in the input: when it started; -1: never
 };
 
 SimResult Simulate(const std::vector<SimCompile>& compiles, const SimHost& host, const SimRun& run);
@@ -98,9 +101,10 @@ Result<std::vector<SimCompile>> FlashAttnBuild(const std::map<std::string, ArchP
 
 // The schedules the README compares: fixed MAX_JOBS 128, 64 and 32;
 // flash-attn's own formula min(cores/2, available GiB/(5 x threads)); the
-// static model (provision::EstimateMaxJobs); and the live governor with
+// static model (provision::EstimateMaxJobs); the live governor with
 // MAX_JOBS = cores: it, not ninja, holds back what does not fit, and a
-// compile in a one-lane wave or tail leaves cores a waiting one can use.
+// compile in a one-lane wave or tail leaves cores a waiting one can use;
+// and the clairvoyant schedule, the bar for the others.
 std::vector<SimRun> IncidentRuns(const SimHost& host, uint32_t archs, uint32_t threads);
 
 }  // namespace gpuctl::sim

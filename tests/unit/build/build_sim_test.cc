@@ -124,5 +124,16 @@ TEST_F(IncidentHostTest, OneArchRunsEveryFileAtOnceWhereItFits) {
   EXPECT_LT(governed.makespan_s, Run(1, "static model").makespan_s);
 }
 
+TEST_F(IncidentHostTest, TheClairvoyantScheduleNeverPassesTheBudget) {
+  const uint64_t budget = IncidentHost().available_bytes - IncidentHost().reserve_bytes;
+  for (uint32_t archs : {5u, 1u}) {
+    SimResult clairvoyant = Run(archs, "clairvoyant");
+    EXPECT_FALSE(clairvoyant.oom) << archs;
+    EXPECT_FALSE(clairvoyant.failed) << archs;
+    EXPECT_LE(clairvoyant.peak_bytes, budget) << archs;
+    EXPECT_EQ(clairvoyant.pauses, 0u) << archs;
+  }
+}
+
 }  // namespace
 }  // namespace gpuctl::sim
