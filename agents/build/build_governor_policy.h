@@ -23,7 +23,9 @@
 //    the processes; the curve may run at most one wave ahead of them). After it the tree
 //    reserves its tail, max(1.25 x now, 1.1 x the tail's high), plus the
 //    next wave's peak if one is left;
-//  - trees are admitted first-fit, tails first, then oldest first, while
+//  - trees are admitted first-fit, tails first, then the longest expected
+//    (an earlier build's running time of the file; unknown counts as
+//    longest: it may be), then oldest first, while
 //    what they hold now plus what the admitted may still grow fits
 //    budget - headroom - memory outside trees. The first is always admitted:
 //    work is never stopped while one tree can run;
@@ -65,6 +67,8 @@ struct GovernorConfig {
   uint64_t headroom_bytes = 0;
   uint64_t nvcc_peak_one_arch_bytes = kNvccPeakOneArchBytes;
   uint64_t unknown_floor_bytes = uint64_t{1} << 30;
+  // The caller's tick: a compile's running time is counted in ticks it ran.
+  double tick_seconds = 0.25;
 };
 
 // The default headroom for a budget: 5% of it, at least 1 GiB, at most 8 GiB,
@@ -89,12 +93,15 @@ struct FinishedCompile {
   std::string program;
   std::string source;  // its HistoryKey
   uint64_t peak_bytes = 0;
+  double run_seconds = 0;  // how long it ran, paused time left out
 };
 
 class BuildGovernor {
  public:
-  // `source_peaks`: peaks of earlier builds, by HistoryKey.
-  explicit BuildGovernor(GovernorConfig config, std::map<std::string, uint64_t> source_peaks = {});
+  // `source_peaks`, `source_seconds`: peaks and running times of earlier
+  // builds, by HistoryKey.
+  explicit BuildGovernor(GovernorConfig config, std::map<std::string, uint64_t> source_peaks = {},
+                         std::map<std::string, double> source_seconds = {});
 
   // `trees`: every compile tree of the build now; a tree missing from it has
   // ended. `other_bytes`: the build's memory outside its trees.
@@ -118,6 +125,7 @@ class BuildGovernor {
     uint64_t wave_max = 0;       // of the wave under way
     uint64_t tail_max = 0;       // since the last wave ended
     bool paused = false;
+    uint64_t run_ticks = 0;  // ticks it was let run
   };
   struct PeerPeaks {
     uint64_t max = 0;
@@ -141,11 +149,14 @@ class BuildGovernor {
   uint64_t WavePeak(const Tracked& tracked, uint32_t wave) const;
   bool PastPeaks(const Tracked& tracked) const;
   uint64_t Reservation(const Tracked& tracked) const;
+  // From an earlier build; unknown: a negative number.
+  double ExpectedSeconds(const Tracked& tracked) const;
   void Observe(Tracked& tracked, const TreeSample& sample);
   void Forget(const std::vector<TreeSample>& trees);
 
   GovernorConfig config_;
   std::map<std::string, uint64_t> source_peaks_;
+  std::map<std::string, double> source_seconds_;
   std::map<std::string, PeerPeaks> peers_;
   std::map<std::string, Tracked> trees_;
   std::vector<FinishedCompile> finished_;

@@ -105,7 +105,8 @@ void BuildWatch::Tick() {
       GovernorConfig config{.budget_bytes = job.budget_bytes,
                             .headroom_bytes = options_.headroom_bytes.value_or(DefaultHeadroom(job.budget_bytes))};
       run.job = job;
-      run.governor = std::make_unique<BuildGovernor>(config, history_.Peaks());
+      config.tick_seconds = std::chrono::duration<double>(options_.interval).count();
+      run.governor = std::make_unique<BuildGovernor>(config, history_.Peaks(), history_.Seconds());
       run.stats.budget_bytes = config.budget_bytes;
       run.stats.headroom_bytes = config.headroom_bytes;
       run.last_tick = clock_.SteadyNow();

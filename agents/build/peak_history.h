@@ -1,7 +1,8 @@
-// What each compile peaked at, by source file, kept on the host between
-// builds (state_dir/build-peaks.json), so a rebuild of the same tree is
-// predicted from what it did last time, not from a model. Bounded: the
-// oldest entries go first past kMaxPeakHistory.
+// What each compile peaked at, and how long it ran, by source file, kept on
+// the host between builds (state_dir/build-peaks.json), so a rebuild of the
+// same tree is predicted from what it did last time, not from a model, and
+// starts its longest compiles first. Bounded: the oldest entries go first
+// past kMaxPeakHistory.
 #pragma once
 
 #include <cstddef>
@@ -29,8 +30,11 @@ class PeakHistory {
   Status Save(const std::string& path) const;
 
   std::map<std::string, uint64_t> Peaks() const;
+  // Running seconds of the sources whose time is known (files written
+  // before times were kept have none).
+  std::map<std::string, double> Seconds() const;
   // Records the compiles that ended (those without a source are skipped),
-  // keeping each source's highest peak.
+  // keeping each source's highest peak and longest running time.
   void Record(const std::vector<FinishedCompile>& finished);
   size_t size() const { return entries_.size(); }
 
@@ -38,6 +42,7 @@ class PeakHistory {
   struct Entry {
     uint64_t peak_bytes = 0;
     uint64_t seq = 0;  // larger: recorded later
+    double seconds = 0;
   };
   std::map<std::string, Entry> entries_;
   uint64_t next_seq_ = 0;

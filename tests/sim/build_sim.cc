@@ -25,8 +25,10 @@ double LowerBound::bound_s() const { return std::max({cpu_s, memory_s, longest_s
 SimResult Simulate(const std::vector<SimCompile>& compiles, const SimHost& host, const SimRun& run) {
   SimResult result{.label = run.label, .max_jobs = run.max_jobs, .governed = run.governed};
   const uint64_t budget = host.available_bytes > host.reserve_bytes ? host.available_bytes - host.reserve_bytes : 0;
-  build::BuildGovernor governor({.budget_bytes = budget, .headroom_bytes = build::DefaultHeadroom(budget)},
-                                run.history);
+  build::BuildGovernor governor({.budget_bytes = budget, .headroom_bytes = build::DefaultHeadroom(budget),
+                                 .nvcc_peak_one_arch_bytes = build::kNvccPeakOneArchBytes,
+                                 .unknown_floor_bytes = uint64_t{1} << 30, .tick_seconds = kTickSeconds},
+                                run.history, run.history_seconds);
   std::vector<Active> active;
   std::vector<size_t> order(compiles.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;  // ninja's
@@ -84,7 +86,10 @@ SimResult Simulate(const std::vector<SimCompile>& compiles, const SimHost& host,
                          .threads = job.compile->threads, .rss_bytes = job.compile->rss_bytes[job.Tick()]});
     }
     build::GovernorDecision decision = governor.Tick(samples, 0);
-    for (const build::FinishedCompile& done : governor.TakeFinished()) result.learned[done.source] = done.peak_bytes;
+    for (const build::FinishedCompile& done : governor.TakeFinished()) {
+      result.learned[done.source] = done.peak_bytes;
+      result.learned_seconds[done.source] = done.run_seconds;
+    }
     for (Active& job : active) {
       if (std::find(decision.pause.begin(), decision.pause.end(), job.id) != decision.pause.end()) job.paused = true;
       if (std::find(decision.resume.begin(), decision.resume.end(), job.id) != decision.resume.end()) job.paused = false;
@@ -98,7 +103,10 @@ SimResult Simulate(const std::vector<SimCompile>& compiles, const SimHost& host,
   result.pauses = governor.pauses();
   if (run.governed && !result.oom && !result.failed) {
     governor.Tick({}, 0);  // the last compiles ended
-    for (const build::FinishedCompile& done : governor.TakeFinished()) result.learned[done.source] = done.peak_bytes;
+    for (const build::FinishedCompile& done : governor.TakeFinished()) {
+      result.learned[done.source] = done.peak_bytes;
+      result.learned_seconds[done.source] = done.run_seconds;
+    }
   }
   return result;
 }
@@ -219,7 +227,7 @@ std::vector<SimRun> IncidentRuns(const SimHost& host, uint32_t archs, uint32_t t
   runs.push_back({"static model", budget.ok() ? budget->max_jobs : 1, false});
   runs.push_back({"live governor", host.cores, true});
   runs.push_back({.label = "clairvoyant", .max_jobs = host.cores, .governed = false, .history = {},
-                  .clairvoyant = true});
+                  .history_seconds = {}, .clairvoyant = true});
   return runs;
 }
 

@@ -39,6 +39,7 @@ struct SimRun {
   bool governed = false;
   // Peaks of an earlier build, by build::HistoryKey: a rebuild of the same tree.
   std::map<std::string, uint64_t> history = {};
+  std::map<std::string, double> history_seconds = {};  // and how long each ran
   // The clairvoyant schedule (clairvoyant.h) instead of ninja's order.
   bool clairvoyant = false;
 };
@@ -55,6 +56,7 @@ struct SimResult {
   double paused_s = 0;  // compile-seconds spent paused
   uint64_t pauses = 0;
   std::map<std::string, uint64_t> learned = {};  // governed: each compile's peak, for a rebuild
+  std::map<std::string, double> learned_seconds = {};  // and how long it ran
   std::vector<double> started_s = {};  // by index in the input: when it started; -1: never
 };
 

@@ -202,5 +202,39 @@ TEST(BuildGovernor, ATinyBudgetStillRunsItsOldestCompile) {
   EXPECT_FALSE(decision.fail);
 }
 
+TEST(BuildGovernor, ARebuildStartsItsLongestCompileFirst) {
+  // Room for one: the file that ran longest last time goes first, though
+  // ninja started it last.
+  TreeSample quick = Nvcc("quick", kMiB, 1, 1, "/src/quick.cu");
+  TreeSample slow = Nvcc("slow", kMiB, 1, 1, "/src/slow.cu");
+  BuildGovernor governor(Budget(8 * kGiB), {}, {{HistoryKey(quick), 10.0}, {HistoryKey(slow), 100.0}});
+  GovernorDecision decision = governor.Tick({quick, slow}, 0);
+  EXPECT_EQ(decision.pause, std::vector<std::string>{"quick"});
+}
+
+TEST(BuildGovernor, ACompileOfUnknownRunningTimeCountsAsTheLongest) {
+  TreeSample known = Nvcc("known", kMiB, 1, 1, "/src/known.cu");
+  TreeSample fresh = Nvcc("new", kMiB, 1, 1, "/src/new.cu");
+  BuildGovernor governor(Budget(8 * kGiB), {}, {{HistoryKey(known), 500.0}});
+  EXPECT_EQ(governor.Tick({known, fresh}, 0).pause, std::vector<std::string>{"known"});
+}
+
+TEST(BuildGovernor, AFinishedCompileReportsTheTimeItRanNotTheTimeItWaited) {
+  // Room for one, two ticks a second: a runs 3 ticks; b waits those 3, then
+  // runs 2.
+  GovernorConfig config = Budget(8 * kGiB);
+  config.tick_seconds = 0.5;
+  BuildGovernor governor(config);
+  TreeSample a = Nvcc("a", kMiB, 1, 1, "/src/a.cu"), b = Nvcc("b", kMiB, 1, 1, "/src/b.cu");
+  for (int i = 0; i < 3; ++i) governor.Tick({a, b}, 0);
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(governor.Tick({b}, 0).running, 1u);
+  governor.Tick({}, 0);
+  std::vector<FinishedCompile> finished = governor.TakeFinished();
+  ASSERT_EQ(finished.size(), 2u);
+  EXPECT_DOUBLE_EQ(finished[0].run_seconds, 1.5);
+  EXPECT_DOUBLE_EQ(finished[1].run_seconds, 1.0);
+  EXPECT_EQ(finished[1].source, HistoryKey(b));
+}
+
 }  // namespace
 }  // namespace gpuctl::build

@@ -24,7 +24,8 @@ SimCompile TraceOfGiB(const std::string& source, const std::vector<uint64_t>& gi
 }
 
 SimRun Clairvoyant() {
-  return {.label = "clairvoyant", .max_jobs = 64, .governed = false, .history = {}, .clairvoyant = true};
+  return {.label = "clairvoyant", .max_jobs = 64, .governed = false, .history = {}, .history_seconds = {},
+          .clairvoyant = true};
 }
 
 TEST(Clairvoyant, TwoCompilesThatFitTogetherRunTogether) {

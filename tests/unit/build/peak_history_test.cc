@@ -13,8 +13,8 @@ TEST(PeakHistory, RoundTripsThroughItsFile) {
   auto empty = PeakHistory::Load(path);
   ASSERT_TRUE(empty.ok());
   EXPECT_EQ(empty->size(), 0u);
-  empty->Record({{"nvcc", "/src/a.cu (nvcc, 1 archs, 1 threads)", 4000}, {"nvcc", "", 9}, {"ptxas", "b", 0}});
-  empty->Record({{"nvcc", "/src/a.cu (nvcc, 1 archs, 1 threads)", 5000}});
+  empty->Record({{"nvcc", "/src/a.cu (nvcc, 1 archs, 1 threads)", 4000, 0}, {"nvcc", "", 9, 0}, {"ptxas", "b", 0, 0}});
+  empty->Record({{"nvcc", "/src/a.cu (nvcc, 1 archs, 1 threads)", 5000, 0}});
   ASSERT_TRUE(empty->Save(path).ok());
   auto loaded = PeakHistory::Load(path);
   ASSERT_TRUE(loaded.ok());
@@ -23,14 +23,14 @@ TEST(PeakHistory, RoundTripsThroughItsFile) {
 
 TEST(PeakHistory, ForgetsTheOldestPastItsBound) {
   PeakHistory history;
-  for (size_t i = 0; i < kMaxPeakHistory + 5; ++i) history.Record({{"nvcc", "f" + std::to_string(i), 1}});
+  for (size_t i = 0; i < kMaxPeakHistory + 5; ++i) history.Record({{"nvcc", "f" + std::to_string(i), 1, 0}});
   EXPECT_EQ(history.size(), kMaxPeakHistory);
   EXPECT_EQ(history.Peaks().count("f0"), 0u);
   EXPECT_EQ(history.Peaks().count("f" + std::to_string(kMaxPeakHistory + 4)), 1u);
   // The order of age survives a reload.
   auto reloaded = PeakHistory::Parse(history.Serialize());
   ASSERT_TRUE(reloaded.ok());
-  reloaded->Record({{"nvcc", "new", 1}});
+  reloaded->Record({{"nvcc", "new", 1, 0}});
   EXPECT_EQ(reloaded->Peaks().count("f5"), 0u);
   EXPECT_EQ(reloaded->Peaks().count("f6"), 1u);
 }
@@ -44,16 +44,33 @@ TEST(PeakHistory, HostileFilesAreRefusedOrSkippedNeverThrown) {
   EXPECT_EQ(partial->Peaks(), (std::map<std::string, uint64_t>{{"ok", 7}}));
   // A source path with bytes that are not UTF-8 still serializes.
   PeakHistory history;
-  history.Record({{"nvcc", std::string("/src/\xff\xfe.cu"), 5}});
+  history.Record({{"nvcc", std::string("/src/\xff\xfe.cu"), 5, 0}});
   EXPECT_FALSE(history.Serialize().empty());
 }
 
 TEST(PeakHistory, KeepsTheHighestPeakOfASource) {
   // A compile killed part-way (a stopped build) must not lower the promise.
   PeakHistory history;
-  history.Record({{"nvcc", "k", 6000}});
-  history.Record({{"nvcc", "k", 900}});
+  history.Record({{"nvcc", "k", 6000, 0}});
+  history.Record({{"nvcc", "k", 900, 0}});
   EXPECT_EQ(history.Peaks().at("k"), 6000u);
+}
+
+TEST(PeakHistory, KeepsEachSourcesLongestRunningTimeThroughItsFile) {
+  PeakHistory history;
+  history.Record({{"nvcc", "k", 6000, 120.5}, {"nvcc", "j", 10, 0}});
+  history.Record({{"nvcc", "k", 6000, 30}});  // stopped part-way
+  auto reloaded = PeakHistory::Parse(history.Serialize());
+  ASSERT_TRUE(reloaded.ok());
+  EXPECT_EQ(reloaded->Seconds(), (std::map<std::string, double>{{"k", 120.5}})) << "j's time is unknown";
+  EXPECT_EQ(reloaded->Peaks().at("j"), 10u);
+}
+
+TEST(PeakHistory, ReadsFilesWrittenBeforeRunningTimesWereKept) {
+  auto old = PeakHistory::Parse(R"({"peaks": [["a", 7], ["b", 8, 42.5], ["c", 9, "x"], ["d", 1, -3]]})");
+  ASSERT_TRUE(old.ok());
+  EXPECT_EQ(old->Peaks(), (std::map<std::string, uint64_t>{{"a", 7}, {"b", 8}, {"c", 9}, {"d", 1}}));
+  EXPECT_EQ(old->Seconds(), (std::map<std::string, double>{{"b", 42.5}}));
 }
 
 }  // namespace
