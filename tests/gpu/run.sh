@@ -180,9 +180,10 @@ if ((${#probe[@]})); then
 j = json.load(open(sys.argv[1]))
 print(j["state"] + ("+oom" if any(e["kind"] == "cuda_oom" for e in j["events"]) else ""))' \
         "$OUT/oom-job.json" 2>/dev/null)
+      # The OOM event comes while the job still runs: wait for its end too.
       case $state in
         failed) ((grace-- > 0)) || break ;;
-        starting | running | "") ;;
+        starting | running | starting+oom | running+oom | "") ;;
         *) break ;;
       esac
       sleep 1
@@ -296,12 +297,19 @@ if ((recover_status != 0 && status == 0)); then status=1; fi
 # installed).
 probe_status=0
 cli -o json probe >"$OUT/probe.json" 2>"$OUT/probe.err"
-# A venv that sees the system's torch, so the ext step can check torch against the toolkit.
-ext_venv=$(mktemp -d /tmp/gpuctl-gpu-venv.XXXXXX)
-python3 -m venv --system-site-packages "$ext_venv" >"$OUT/venv.txt" 2>&1 || true
+# A venv with torch, so the ext step can check torch against the toolkit: the
+# one torch is in when it is in a venv (a venv's --system-site-packages sees
+# the base interpreter's packages, not its parent venv's), else a new venv
+# that sees the system's. A dry run changes nothing in it.
+ext_venv=$("$python" -c 'import sys; print(sys.prefix if sys.prefix != sys.base_prefix else "")' 2>/dev/null)
+made_venv=""
+if [[ -z $ext_venv ]]; then
+  ext_venv=$(mktemp -d /tmp/gpuctl-gpu-venv.XXXXXX) made_venv=$ext_venv
+  "$python" -m venv --system-site-packages "$ext_venv" >"$OUT/venv.txt" 2>&1 || true
+fi
 cli -o json provision node --dry-run --steps ext --ext flash-attn --venv "$ext_venv" \
   >"$OUT/provision-ext-plan.jsonl" 2>"$OUT/provision-ext-plan.err"
-rm -rf "$ext_venv"
+[[ -n $made_venv ]] && rm -rf "$made_venv"
 if [[ -s $OUT/probe.json && -s $OUT/provision-ext-plan.jsonl ]]; then
   "$smi" --query-gpu=compute_cap,driver_version --format=csv,noheader >"$OUT/nvidia-smi-cc.csv" 2>&1 || true
   python3 - "$OUT/probe.json" "$OUT/nvidia-smi-cc.csv" "$OUT/provision-ext-plan.jsonl" \
