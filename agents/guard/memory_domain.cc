@@ -14,16 +14,16 @@ std::optional<double> FullAvg10(const std::optional<sys::Pressure>& pressure) {
 }  // namespace
 
 DomainReading HostReading(const sys::Meminfo& meminfo, const std::optional<sys::Pressure>& pressure) {
-  return DomainReading{meminfo.mem_total_bytes(), meminfo.mem_available_bytes(), FullAvg10(pressure)};
+  return DomainReading{meminfo.mem_total_bytes(), meminfo.mem_available_bytes(), FullAvg10(pressure), std::nullopt};
 }
 
 DomainReading CgroupReading(const CgroupMemory& cgroup, const DomainReading& host,
                             const std::optional<sys::Pressure>& pressure) {
-  if (!cgroup.limit_bytes) return DomainReading{host.total_bytes, host.available_bytes, FullAvg10(pressure)};
+  if (!cgroup.limit_bytes) return DomainReading{host.total_bytes, host.available_bytes, FullAvg10(pressure), std::nullopt};
   uint64_t working_set = cgroup.usage_bytes - std::min(cgroup.reclaimable_file_bytes, cgroup.usage_bytes);
   uint64_t limit = *cgroup.limit_bytes;
   uint64_t headroom = limit > working_set ? limit - working_set : 0;
-  return DomainReading{limit, std::min(headroom, host.available_bytes), FullAvg10(pressure)};
+  return DomainReading{limit, std::min(headroom, host.available_bytes), FullAvg10(pressure), cgroup.usage_bytes};
 }
 
 MemoryDomainReader::MemoryDomainReader(GuardDomain domain, const sys::HostFs& fs, sys::CgroupDriver* cgroups)

@@ -27,6 +27,9 @@ struct DomainReading {
   // PSI memory "full" avg10 in percent; nullopt where the kernel has no PSI
   // for the domain (no PSI, or a v1 cgroup).
   std::optional<double> psi_full_avg10;
+  // A cgroup domain with a limit: its memory.usage_in_bytes / memory.current,
+  // cache included (the unit a v1 usage threshold counts in). nullopt otherwise.
+  std::optional<uint64_t> usage_bytes;
 };
 
 // The host: MemTotal and MemAvailable.

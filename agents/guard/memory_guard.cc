@@ -12,7 +12,6 @@
 namespace gpuctl::guard {
 namespace {
 
-constexpr std::chrono::milliseconds kFastPoll{5};
 constexpr int64_t kWarningEveryMs = 10'000;
 constexpr int64_t kProtectEveryMs = 10'000;
 
@@ -54,11 +53,10 @@ void MemoryGuard::Loop() {
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     lock.unlock();
-    CheckOnce();
+    const std::chrono::milliseconds interval = CheckOnce().poll;
     if (deps_.heartbeat) deps_.heartbeat();
-    auto interval = below_warn_ ? kFastPoll : config_.poll_interval;
     bool waited = false;
-    if (waiter_ && !below_warn_) {
+    if (waiter_) {
       // The kernel's event ends the wait early; the timeout is the backstop.
       Result<sys::WaitOutcome> woke = waiter_->Wait(interval);
       waited = woke.ok();
@@ -101,16 +99,23 @@ std::vector<Candidate> MemoryGuard::Candidates() {
   return out;
 }
 
-void MemoryGuard::CheckOnce() {
+WakePlan MemoryGuard::CheckOnce() {
   auto at = deps_.clock.SteadyNow();
   int64_t at_ms = NowMs();
   Result<DomainReading> reading = reader_.Read();
   if (!reading.ok()) {
     spdlog::warn("memory guard: cannot read the domain: {}", reading.status().message());
-    return;
+    return WakePlan{.usage_lines = {}, .poll = config_.poll_interval};
   }
   GuardDecision decision = Decide(*reading, config_);
-  below_warn_ = decision.action != GuardAction::kNone;
+  WakePlan plan = PlanWake(*reading, decision, config_);
+  if (waiter_) {
+    // Armed before acting: a kill's wait must not leave the line unwatched.
+    if (Status armed = waiter_->ArmAt(plan.usage_lines); !armed.ok()) {
+      spdlog::warn("memory guard: cannot move the kernel wake-up, polling only: {}", armed.message());
+      waiter_.reset();
+    }
+  }
   if (decision.action != GuardAction::kKill) relieving_.clear();  // back above the line
   if (decision.action == GuardAction::kKill) {
     Kill(*reading, decision, at, at_ms);
@@ -123,6 +128,7 @@ void MemoryGuard::CheckOnce() {
                     {"psi_full_avg10", PsiJson(reading->psi_full_avg10)}}});
   }
   if (at_ms - last_protect_ms_ >= kProtectEveryMs) ProtectWayIn();  // sshd may have restarted
+  return plan;
 }
 
 void MemoryGuard::Kill(const DomainReading& crossed, const GuardDecision& decision,

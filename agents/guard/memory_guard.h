@@ -2,11 +2,13 @@
 // biggest managed job the moment it drops below the reserve, before the
 // kernel's OOM killer or thrashing takes the host (and SSH) down.
 //
-// It wakes on kernel events where there are any (a PSI trigger, a v1 usage
-// threshold) and polls every `poll_interval` (<= 100 ms) as a backstop;
-// below the warn line it polls every 5 ms, since at GiB/s a 100 ms sleep is
-// the difference between a clean kill and the kernel's OOM killer. One
-// thread owns it all; one victim at a time, re-reading before the next.
+// It wakes on kernel events where there are any (a PSI trigger, v1 usage
+// thresholds re-armed at its own lines after every reading) and polls as a
+// backstop: every `poll_interval` (<= 100 ms) while far from the kill line,
+// faster as the line nears (the time 8 GiB/s of growth takes to reach it),
+// every 5 ms below the warn line, since at GiB/s a 100 ms sleep is the
+// difference between a clean kill and the kernel's OOM killer (wake_plan.h).
+// One thread owns it all; one victim at a time, re-reading before the next.
 #pragma once
 
 #include <chrono>
@@ -23,6 +25,7 @@
 #include "agents/guard/decide.h"
 #include "agents/guard/guard_config.h"
 #include "agents/guard/memory_domain.h"
+#include "agents/guard/wake_plan.h"
 #include "agents/sys/cgroup_driver.h"
 #include "agents/sys/clock.h"
 #include "agents/sys/host_fs.h"
@@ -80,8 +83,10 @@ class MemoryGuard {
   void Start();
   void Stop();  // prompt: at most one poll interval. Idempotent.
 
-  // One look: read, decide, act. The loop calls it; tests may too.
-  void CheckOnce();
+  // One look: read, decide, act, and arm the kernel's wake-up at the lines
+  // from this reading. Returns when to look next at the latest (the poll).
+  // The loop calls it; tests may too.
+  WakePlan CheckOnce();
 
   // Processes named in config.protected_names get this oom_score_adj.
   static constexpr int kProtectedOomScoreAdj = -900;
@@ -98,7 +103,6 @@ class MemoryGuard {
   MemoryGuardDeps deps_;
   MemoryDomainReader reader_;
   std::unique_ptr<sys::MemoryPressureWaiter> waiter_;
-  bool below_warn_ = false;
   int64_t last_warning_ms_ = 0;
   int64_t last_no_victim_ms_ = 0;
   int64_t last_protect_ms_ = 0;

@@ -1,13 +1,19 @@
-// A cgroup v1 memory threshold: the kernel signals an eventfd whenever
-// memory.usage_in_bytes crosses the threshold, either way (cgroup-v1
+// Cgroup v1 memory thresholds: the kernel signals an eventfd whenever
+// memory.usage_in_bytes crosses a threshold, either way (cgroup-v1
 // memory.txt, "Memory thresholds"). The check runs every 128 page charge
 // events per CPU, so the wake comes within about 512 KiB per CPU of the line.
+//
+// The lines can be moved (ArmAt): the guard's lines count reclaimable cache
+// as available, usage counts it as used, so the usage at which the guard's
+// line is reached moves with the cache. Each line has its own eventfd;
+// closing an eventfd is what unregisters it (the kernel has no other way).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "agents/sys/memory_pressure_waiter.h"
 #include "agents/sys/unique_fd.h"
@@ -24,21 +30,27 @@ class CgroupV1Threshold final : public MemoryPressureWaiter {
   static Result<std::unique_ptr<CgroupV1Threshold>> Register(const std::string& cgroup_dir,
                                                              uint64_t threshold_bytes);
 
-  // kWoke on a crossing in either direction, or when the cgroup is removed
-  // (the kernel signals every registered eventfd then; the next Read of the
-  // cgroup fails with kNotFound). Consumes the notification.
+  // kWoke on a crossing of any armed line in either direction, or when the
+  // cgroup is removed (the kernel signals every registered eventfd then;
+  // the next Read of the cgroup fails with kNotFound). Consumes the
+  // notifications.
   Result<WaitOutcome> Wait(std::chrono::milliseconds timeout) override;
 
-  uint64_t threshold_bytes() const { return threshold_bytes_; }
+  // Replaces the armed lines with `usage_lines` (zeros dropped); no write
+  // when they are the ones armed. On an error the old lines stay armed.
+  Status ArmAt(const std::vector<uint64_t>& usage_lines) override;
+
+  const std::vector<uint64_t>& armed_lines() const { return lines_; }
 
  private:
-  CgroupV1Threshold(UniqueFd event, UniqueFd usage, uint64_t threshold_bytes);
+  CgroupV1Threshold(std::string cgroup_dir, UniqueFd usage);
+  Result<UniqueFd> RegisterLine(uint64_t bytes) const;
 
-  UniqueFd event_;
-  // Kept open: the kernel ties the registration to this file, and closing
-  // the eventfd (not this) is what unregisters.
+  std::string cgroup_dir_;
+  // Kept open: the kernel ties each registration to this file.
   UniqueFd usage_;
-  uint64_t threshold_bytes_;
+  std::vector<uint64_t> lines_;
+  std::vector<UniqueFd> events_;  // one per line, same order
 };
 
 // The line written to cgroup.event_control: "<event_fd> <usage_fd> <bytes>".

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <vector>
 
 #include "common/status.h"
 
@@ -24,6 +26,12 @@ class MemoryPressureWaiter {
   // Errors: kUnavailable when the source is gone for good (the cgroup was
   // removed), kIo when poll or read fails.
   virtual Result<WaitOutcome> Wait(std::chrono::milliseconds timeout) = 0;
+
+  // Where the next wake should come: memory.usage_in_bytes values, ascending
+  // (the guard's lines in the kernel's units, which move with the cache).
+  // A waiter that watches something else (a PSI trigger) ignores them.
+  // Errors: as Wait's; the old wake-up may then be gone too.
+  virtual Status ArmAt(const std::vector<uint64_t>& /*usage_lines*/) { return Status::Ok(); }
 };
 
 }  // namespace gpuctl::sys

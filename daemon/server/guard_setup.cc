@@ -136,7 +136,8 @@ std::unique_ptr<sys::MemoryPressureWaiter> MakePressureWaiter(const GuardPlan& p
     if (trigger.ok()) return std::move(trigger).value();
     return nullptr;
   }
-  // v1: wake when usage crosses the warn line; from there the guard polls fast.
+  // v1: a usage threshold at the warn line, until the guard's first reading
+  // moves it to its lines with the cache that reading saw (wake_plan.h).
   uint64_t warn = guard::WarnLineBytes(g, plan.domain_total_bytes);
   if (plan.domain_total_bytes <= warn) return nullptr;
   auto threshold = sys::CgroupV1Threshold::Register(*dir, plan.domain_total_bytes - warn);

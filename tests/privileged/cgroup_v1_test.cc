@@ -181,6 +181,27 @@ TEST_F(CgroupV1Privileged, LimitUsageThresholdKillRemove) {
   EXPECT_EQ(driver_->MemoryCurrent(path_).status().code(), ErrorCode::kNotFound);
 }
 
+// The guard moves its line as the cache moves: a line re-armed lower wakes
+// at the new line, the old one no longer counts.
+TEST_F(CgroupV1Privileged, AThresholdMovedLowerWakesAtTheNewLine) {
+  Allocator child;
+  ASSERT_GT(child.pid(), 0);
+  ASSERT_TRUE(driver_->AddProcess(path_, child.pid()).ok());
+  ASSERT_TRUE(child.Order(4));
+  const uint64_t before = driver_->MemoryCurrent(path_).value_or(0);
+  ASSERT_GE(before, 4 * kMiB);
+  auto threshold = CgroupV1Threshold::Register(dir_, before + 512 * kMiB);
+  ASSERT_TRUE(threshold.ok()) << threshold.status().ToString();
+  ASSERT_TRUE((*threshold)->ArmAt({before + 16 * kMiB}).ok());
+  EXPECT_EQ((*threshold)->Wait(0ms).value_or(WaitOutcome::kWoke), WaitOutcome::kTimedOut);
+  ASSERT_TRUE(child.Order(32));  // past the new line, far below the old one
+  auto woke = (*threshold)->Wait(5s);
+  ASSERT_TRUE(woke.ok()) << woke.status().ToString();
+  EXPECT_EQ(*woke, WaitOutcome::kWoke);
+  ASSERT_TRUE(driver_->KillAll(path_).ok());
+  child.Reap();
+}
+
 TEST_F(CgroupV1Privileged, KillAllTakesForkedChildrenToo) {
   Allocator child;
   ASSERT_GT(child.pid(), 0);

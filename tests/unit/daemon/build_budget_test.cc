@@ -74,7 +74,7 @@ void ExpectTheDomainsBudget(bool v2) {
 
   // The guard's kill line is the same reserve: a build that stays inside its
   // budget leaves the domain at or above it.
-  guard::DomainReading full_build{kDomain, kDomain - kUsed - build->budget_bytes, std::nullopt};
+  guard::DomainReading full_build{kDomain, kDomain - kUsed - build->budget_bytes, std::nullopt, std::nullopt};
   EXPECT_NE(guard::Decide(full_build, plan->config).action, guard::GuardAction::kKill);
   full_build.available_bytes -= kMiB;
   EXPECT_EQ(guard::Decide(full_build, plan->config).action, guard::GuardAction::kKill);

@@ -26,7 +26,7 @@ GuardConfig Config() {
 }
 
 DomainReading Reading(uint64_t available, std::optional<double> psi_full = std::nullopt) {
-  return DomainReading{64 * kGiB, available, psi_full};
+  return DomainReading{64 * kGiB, available, psi_full, std::nullopt};
 }
 
 TEST(Decide, KillBelowTheReserveWarnBelowTheWarnLineElseNothing) {
@@ -45,10 +45,10 @@ TEST(Decide, KillBelowTheReserveWarnBelowTheWarnLineElseNothing) {
 
 TEST(Decide, DefaultLinesFollowTheDomainTotal) {
   GuardConfig config;  // no reserve set: max(1 GiB, 3%), at most an eighth
-  GuardDecision big = Decide(DomainReading{288 * kGiB, 9 * kGiB, std::nullopt}, config);
+  GuardDecision big = Decide(DomainReading{288 * kGiB, 9 * kGiB, std::nullopt, std::nullopt}, config);
   EXPECT_EQ(big.kill_below_bytes, 288 * kGiB / 100 * 3);
   EXPECT_EQ(big.action, GuardAction::kWarn);
-  GuardDecision small = Decide(DomainReading{1 * kGiB, 100 * kMiB, std::nullopt}, config);
+  GuardDecision small = Decide(DomainReading{1 * kGiB, 100 * kMiB, std::nullopt, std::nullopt}, config);
   EXPECT_EQ(small.kill_below_bytes, 128 * kMiB);
   EXPECT_EQ(small.action, GuardAction::kKill);
 }

@@ -13,7 +13,7 @@ using gpuctl::testing::FakeCgroupDriver;
 using gpuctl::testing::TempDir;
 
 
-DomainReading Host(uint64_t total, uint64_t available) { return DomainReading{total, available, std::nullopt}; }
+DomainReading Host(uint64_t total, uint64_t available) { return DomainReading{total, available, std::nullopt, std::nullopt}; }
 
 TEST(CgroupReading, LimitMinusUsageCountingReclaimableFileAsFree) {
   CgroupMemory cg{1 * kGiB, 900 * kMiB, 100 * kMiB};

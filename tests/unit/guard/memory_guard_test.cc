@@ -40,6 +40,20 @@ class FakeWork final : public GuardedWork {
   std::vector<std::string> relieved;
 };
 
+// Records where the guard armed the kernel's wake-up.
+class RecordingWaiter final : public sys::MemoryPressureWaiter {
+ public:
+  explicit RecordingWaiter(std::vector<std::vector<uint64_t>>& armed) : armed_(armed) {}
+  Result<sys::WaitOutcome> Wait(std::chrono::milliseconds) override { return sys::WaitOutcome::kTimedOut; }
+  Status ArmAt(const std::vector<uint64_t>& usage_lines) override {
+    armed_.push_back(usage_lines);
+    return Status::Ok();
+  }
+
+ private:
+  std::vector<std::vector<uint64_t>>& armed_;
+};
+
 class MemoryGuardTest : public ::testing::Test {
  protected:
   MemoryGuardTest() {
@@ -51,7 +65,7 @@ class MemoryGuardTest : public ::testing::Test {
                                        " kB\nMemFree:        1024 kB\nMemAvailable:   " +
                                        std::to_string(available / 1024) + " kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\n");
   }
-  std::unique_ptr<MemoryGuard> Guard(GuardConfig config) {
+  std::unique_ptr<MemoryGuard> Guard(GuardConfig config, std::unique_ptr<sys::MemoryPressureWaiter> waiter = nullptr) {
     MemoryGuardDeps deps{.fs = fs_,
                          .cgroups = &cgroups_,
                          .processes = procs_,
@@ -60,7 +74,7 @@ class MemoryGuardTest : public ::testing::Test {
                          .publish = [this](GuardEvent e) { events_.push_back(std::move(e)); },
                          .heartbeat = [] {},
                          .agent_pid = 4242};
-    return std::make_unique<MemoryGuard>(std::move(config), deps, nullptr);
+    return std::make_unique<MemoryGuard>(std::move(config), deps, std::move(waiter));
   }
   std::vector<std::string> EventKinds() const {
     std::vector<std::string> kinds;
@@ -160,6 +174,49 @@ TEST_F(MemoryGuardTest, FileCacheInACgroupDomainDoesNotGetAFittingJobKilled) {
   cgroups_.Put("/lxc/c1", {.max = 3 * kGiB, .current = job + cache, .reclaimable_file = 0});
   guard->CheckOnce();
   EXPECT_EQ(cgroups_.kills(), (std::vector<std::string>{"/lxc/c1/gpuctl/train@r1"}));
+}
+
+// The regression: the v1 threshold stayed at the usage of the warn
+// line without cache, so with cache in the domain the guard waited for its
+// backstop poll. Each reading re-arms it at the usage where the guard's own
+// lines are reached with the cache that reading saw, and the poll shortens
+// as the kill line nears whatever the kernel reports.
+TEST_F(MemoryGuardTest, TheWakeUpIsArmedAtTheDecisionLinesAfterTheCacheChanges) {
+  cgroups_.Put("/lxc", {});
+  cgroups_.Put("/lxc/c1", {.max = 2 * kGiB, .current = 512 * kMiB, .reclaimable_file = 0});
+  GuardConfig config;
+  config.domain = {GuardDomain::Kind::kCgroup, "/lxc/c1"};
+  config.reserve_bytes = 256 * kMiB;  // kill below 256 MiB left, warn below 512 MiB
+  std::vector<std::vector<uint64_t>> armed;
+  auto guard = Guard(config, std::make_unique<RecordingWaiter>(armed));
+
+  WakePlan plan = guard->CheckOnce();
+  ASSERT_EQ(armed.size(), 1u);
+  EXPECT_EQ(armed.back(), (std::vector<uint64_t>{1536 * kMiB, 1792 * kMiB}));
+  EXPECT_EQ(plan.poll, config.poll_interval) << "1.25 GiB from the kill line";
+
+  // A job reads its dataset: 200 MiB of cache, the same work. The lines move
+  // 200 MiB further on in usage.
+  clock_.Advance(std::chrono::milliseconds(100));
+  cgroups_.Put("/lxc/c1", {.max = 2 * kGiB, .current = 712 * kMiB, .reclaimable_file = 200 * kMiB});
+  guard->CheckOnce();
+  ASSERT_EQ(armed.size(), 2u);
+  EXPECT_EQ(armed.back(), (std::vector<uint64_t>{1736 * kMiB, 1992 * kMiB}));
+
+  // The work grows to 40 MiB above the warn line: both lines stay where they
+  // are (usage moved with it one for one), the poll is down to the last stretch.
+  clock_.Advance(std::chrono::milliseconds(100));
+  cgroups_.Put("/lxc/c1", {.max = 2 * kGiB, .current = 1696 * kMiB, .reclaimable_file = 200 * kMiB});
+  plan = guard->CheckOnce();
+  EXPECT_EQ(armed.back(), (std::vector<uint64_t>{1736 * kMiB, 1992 * kMiB}));
+  EXPECT_LT(plan.poll, config.poll_interval);
+  EXPECT_TRUE(cgroups_.kills().empty());
+
+  // The cache is reclaimed near the limit: the lines come back with it.
+  clock_.Advance(std::chrono::milliseconds(5));
+  cgroups_.Put("/lxc/c1", {.max = 2 * kGiB, .current = 1500 * kMiB, .reclaimable_file = 0});
+  plan = guard->CheckOnce();
+  EXPECT_EQ(armed.back(), (std::vector<uint64_t>{1536 * kMiB, 1792 * kMiB}));
 }
 
 // --guard-unmanaged in a cgroup domain: a process outside the domain frees

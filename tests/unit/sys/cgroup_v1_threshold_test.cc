@@ -31,7 +31,7 @@ TEST(CgroupV1Threshold, WritesEventfdUsageFdAndThreshold) {
   dir.WriteFile("cgroup.event_control", "");
   auto threshold = CgroupV1Threshold::Register(dir.path(), 48u << 20);
   ASSERT_TRUE(threshold.ok()) << threshold.status().ToString();
-  EXPECT_EQ((*threshold)->threshold_bytes(), 48u << 20);
+  EXPECT_EQ((*threshold)->armed_lines(), (std::vector<uint64_t>{48u << 20}));
 
   std::istringstream line(ReadControlFile(dir.path() + "/cgroup.event_control").value_or(""));
   int event_fd = -1, usage_fd = -1;
@@ -41,6 +41,35 @@ TEST(CgroupV1Threshold, WritesEventfdUsageFdAndThreshold) {
   EXPECT_EQ(FdTarget(event_fd), "anon_inode:[eventfd]");
   EXPECT_EQ(FdTarget(usage_fd), dir.path() + "/memory.usage_in_bytes");
   EXPECT_EQ(FormatThresholdRegistration(5, 6, 1024), "5 6 1024");
+}
+
+// The guard moves its lines as the cache moves: each line is registered with
+// an eventfd of its own, the old ones are closed (which unregisters them), and
+// lines already armed are not written again.
+TEST(CgroupV1Threshold, ArmAtRegistersEachNewLineAndKeepsLinesAlreadyArmed) {
+  TempDir dir;
+  dir.WriteFile("memory.usage_in_bytes", "4096\n");
+  dir.WriteFile("cgroup.event_control", "");
+  auto threshold = CgroupV1Threshold::Register(dir.path(), 48u << 20);
+  ASSERT_TRUE(threshold.ok()) << threshold.status().ToString();
+  auto registered = [&] {
+    std::istringstream line(ReadControlFile(dir.path() + "/cgroup.event_control").value_or(""));
+    int event_fd = -1, usage_fd = -1;
+    uint64_t bytes = 0;
+    line >> event_fd >> usage_fd >> bytes;
+    return std::pair{FdTarget(event_fd), bytes};
+  };
+  ASSERT_TRUE((*threshold)->ArmAt({0, 40u << 20, 60u << 20}).ok());
+  EXPECT_EQ((*threshold)->armed_lines(), (std::vector<uint64_t>{40u << 20, 60u << 20})) << "0 is no line";
+  EXPECT_EQ(registered(), std::pair(std::string("anon_inode:[eventfd]"), uint64_t{60u << 20}));
+
+  dir.WriteFile("cgroup.event_control", "untouched");
+  ASSERT_TRUE((*threshold)->ArmAt({40u << 20, 60u << 20}).ok());
+  EXPECT_EQ(ReadControlFile(dir.path() + "/cgroup.event_control").value_or(""), "untouched");
+
+  ::unlink((dir.path() + "/cgroup.event_control").c_str());  // the cgroup went: the old lines stay armed
+  EXPECT_FALSE((*threshold)->ArmAt({50u << 20}).ok());
+  EXPECT_EQ((*threshold)->armed_lines(), (std::vector<uint64_t>{40u << 20, 60u << 20}));
 }
 
 TEST(CgroupV1Threshold, WaitTimesOutWithoutACrossing) {
