@@ -180,6 +180,17 @@ TEST(BuildGovernor, WavesCountTheirArchsDeviceCompiles) {
   EXPECT_EQ(governor.Tick({five}, 0).planned_bytes, 2 * kGiB + kGiB / 2);
 }
 
+TEST(BuildGovernor, ATailsBumpIsNotTheLastArchsWave) {
+  // 5 archs on 4 threads, seen by its memory alone: four archs peak, then
+  // their four tails bump higher than 40% of one arch's peak. The fifth
+  // arch's peak is still to come and stays reserved.
+  BuildGovernor governor(Budget(200 * kGiB));
+  for (uint64_t rss : {10 * kGiB, 20 * kGiB, 3 * kGiB, 7 * kGiB, 3 * kGiB}) {
+    governor.Tick({Nvcc("five", rss, 5, 4)}, 0);
+  }
+  EXPECT_GE(governor.Tick({Nvcc("five", 3 * kGiB, 5, 4)}, 0).planned_bytes, 3 * kGiB + kNvccPeakOneArchBytes);
+}
+
 TEST(BuildGovernor, NvccWithoutAnArchOnItsLineIsOneArch) {
   // nvcc's default arch, or -arch=native: one arch, not an unknown compiler.
   BuildGovernor governor(Budget(100 * kGiB));
