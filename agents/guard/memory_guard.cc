@@ -177,6 +177,7 @@ void MemoryGuard::Kill(const DomainReading& crossed, const GuardDecision& decisi
     }
   } else {
     killed = deps_.processes.Signal(victim->pid, SIGKILL);
+    if (killed.ok()) (void)deps_.processes.ReleaseMemory(victim->pid);
     while (killed.ok() && deps_.processes.Alive(victim->pid) &&
            deps_.clock.SteadyNow() - crossed_at < std::chrono::seconds(2)) {
       sys::SleepFor(deps_.clock, std::chrono::milliseconds(1));

@@ -75,7 +75,7 @@ Status CgroupV1Driver::KillAll(const std::string& path) {
   Result<std::string> dir = Directory(path);
   if (!dir.ok()) return dir.status();
   ListProcesses list = [this, &path] { return Processes(path); };
-  return KillUntilEmpty(list, &processes_, options_.kill_timeout, "cgroup " + *dir);
+  return KillUntilEmpty(list, processes_, KillMode::kSignal, options_.kill_timeout, "cgroup " + *dir);
 }
 
 }  // namespace gpuctl::sys

@@ -97,9 +97,9 @@ Status CgroupV2Driver::KillAll(const std::string& path) {
     // wait for the processes to go.
     Status s = WriteControlFile(kill_file, "1");
     if (!s.ok()) return s;
-    return KillUntilEmpty(list, nullptr, options_.kill_timeout, "cgroup " + *dir);
+    return KillUntilEmpty(list, processes_, KillMode::kWaitOnly, options_.kill_timeout, "cgroup " + *dir);
   }
-  return KillUntilEmpty(list, &processes_, options_.kill_timeout, "cgroup " + *dir);
+  return KillUntilEmpty(list, processes_, KillMode::kSignal, options_.kill_timeout, "cgroup " + *dir);
 }
 
 }  // namespace gpuctl::sys

@@ -4,10 +4,13 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <string>
@@ -22,6 +25,13 @@
 
 namespace gpuctl::sys {
 namespace {
+
+// process_mrelease(2): 448 on every architecture (the unified syscall table).
+#ifdef SYS_process_mrelease
+constexpr long kSysProcessMrelease = SYS_process_mrelease;
+#else
+constexpr long kSysProcessMrelease = 448;
+#endif
 
 // pid 0 and negative pids mean "my group" or "every process" to kill(2); a
 // value beyond pid_t would be truncated into some other pid. Neither may ever
@@ -107,6 +117,19 @@ class KillProcessControl : public ProcessControl {
   Status Signal(int64_t pid, int sig) override {
     if (!ValidPid(pid)) return InvalidArgument("refusing to signal pid " + std::to_string(pid));
     return Kill(static_cast<pid_t>(pid), sig, "process " + std::to_string(pid));
+  }
+
+  Status ReleaseMemory(int64_t pid) override {
+    if (!ValidPid(pid)) return InvalidArgument("refusing to release the memory of pid " + std::to_string(pid));
+    int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0));
+    if (pidfd < 0) return Status::Ok();  // gone already
+    long released = ::syscall(kSysProcessMrelease, pidfd, 0);
+    int err = errno;
+    ::close(pidfd);
+    // EINVAL: not dying (or its memory is shared with a live process);
+    // ESRCH: gone; ENOSYS: an older kernel. The exit frees it in each case.
+    if (released == 0 || err == EINVAL || err == ESRCH || err == ENOSYS) return Status::Ok();
+    return IoError("process_mrelease(" + std::to_string(pid) + "): " + std::strerror(err));
   }
 
   Status SignalGroup(int64_t pgid, int sig) override {

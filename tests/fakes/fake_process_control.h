@@ -87,6 +87,11 @@ class FakeProcessControl final : public sys::ProcessControl {
   }
   Status Signal(int64_t pid, int sig) override { return Record({pid, false, sig}); }
   Status SignalGroup(int64_t pgid, int sig) override { return Record({pgid, true, sig}); }
+  Status ReleaseMemory(int64_t pid) override {
+    std::lock_guard lock(mutex_);
+    released_.push_back(pid);
+    return Status::Ok();
+  }
 
   // --- set by tests ---
   // A live process `pid` in live group `pgid`, started at `start_time` ticks.
@@ -158,6 +163,11 @@ class FakeProcessControl final : public sys::ProcessControl {
     std::lock_guard lock(mutex_);
     return signals_;
   }
+  // The pids whose memory was released (ReleaseMemory), in order.
+  std::vector<int64_t> released() const {
+    std::lock_guard lock(mutex_);
+    return released_;
+  }
 
  private:
   Status Record(SentSignal sent) {
@@ -199,6 +209,7 @@ class FakeProcessControl final : public sys::ProcessControl {
   std::map<int64_t, Reaction> reactions_;
   std::map<std::pair<std::string, int64_t>, int64_t> container_pids_;
   std::vector<SentSignal> signals_;
+  std::vector<int64_t> released_;
   SignalHook on_signal_;
   AliveHook on_alive_;
   Status signal_status_;

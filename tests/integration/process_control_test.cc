@@ -98,6 +98,29 @@ TEST_F(ProcessControlTest, SignalGroupTerminatesTheGroupAndGoneIsFine) {
   EXPECT_TRUE(control_->SignalGroup(pid, SIGTERM).ok());
 }
 
+// process_mrelease touches only a dying process: a live one (a pid reused
+// since the kill) keeps running; a killed one is released and reaped as
+// killed; a reaped one is gone, which is fine.
+TEST_F(ProcessControlTest, ReleaseMemoryLeavesTheLiveAloneAndFreesTheDying) {
+  pid_t pid = Track(ForkGroupLeader(PauseForever));
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(WaitUntil([&] { return control_->ProcessGroup(pid) == pid; }, 5s));
+  Status live = control_->ReleaseMemory(pid);
+  EXPECT_TRUE(live.ok()) << live.ToString();
+  EXPECT_EQ(::waitpid(pid, nullptr, WNOHANG), 0) << "a live process was touched";
+  EXPECT_NE(StateOf(fs_, pid), 'Z');
+
+  ASSERT_TRUE(control_->Signal(pid, SIGKILL).ok());
+  Status dying = control_->ReleaseMemory(pid);
+  EXPECT_TRUE(dying.ok()) << dying.ToString();
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  Reaped(pid);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  EXPECT_TRUE(control_->ReleaseMemory(pid).ok()) << "gone is fine";
+  EXPECT_EQ(control_->ReleaseMemory(-1).code(), ErrorCode::kInvalidArgument);
+}
+
 TEST_F(ProcessControlTest, AZombieIsNotAlive) {
   pid_t pid = Track(ForkGroupLeader([] {}));
   ASSERT_GT(pid, 0);
