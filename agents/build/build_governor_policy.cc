@@ -1,6 +1,7 @@
 #include "agents/build/build_governor_policy.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "common/units.h"
@@ -20,6 +21,12 @@ constexpr double kWaveEnd = 0.5;
 // a bound.
 constexpr double kPeerMargin = 1.15;
 constexpr double kHistoryMargin = 1.1;
+// A forecast from peers needs this many past their peak: one may be a light file.
+constexpr size_t kShapePeers = 2;
+// Past the part of the shape peers have shown, a tail may rise this much over
+// their highest.
+constexpr double kTailMargin = 1.25;
+constexpr long kDropSteps = 2;
 
 // Whether the memory curve alone can tell `wave`'s peak. A wave with fewer
 // lanes than the one before (5 archs on 4 threads: the fifth arch alone)
@@ -41,8 +48,17 @@ uint64_t DefaultHeadroom(uint64_t budget_bytes) {
 }
 
 BuildGovernor::BuildGovernor(GovernorConfig config, std::map<std::string, uint64_t> source_peaks,
-                             std::map<std::string, double> source_seconds)
-    : config_(config), source_peaks_(std::move(source_peaks)), source_seconds_(std::move(source_seconds)) {}
+                             std::map<std::string, double> source_seconds,
+                             std::map<std::string, CompileCurve> source_curves)
+    : config_(config), source_peaks_(std::move(source_peaks)), source_seconds_(std::move(source_seconds)) {
+  if (config_.tick_seconds > 0) {
+    step_ticks_ = std::max<uint32_t>(1, static_cast<uint32_t>(std::lround(kCurveStepSeconds / config_.tick_seconds)));
+  }
+  for (const auto& [key, curve] : source_curves) {
+    CurveShape shape = ShapeOf({&curve});
+    if (!shape.empty()) source_shapes_[key] = std::move(shape);
+  }
+}
 
 double BuildGovernor::ExpectedSeconds(const Tracked& tracked) const {
   auto seconds = source_seconds_.find(HistoryKey(tracked.last));
@@ -158,10 +174,58 @@ void BuildGovernor::Observe(Tracked& tracked, const TreeSample& sample) {
     }
     waves = std::max(ended, std::min(tracked.curve_waves, ended + 1));
   }
+  const size_t step = static_cast<size_t>(tracked.progress) / step_ticks_;
+  if (tracked.curve.steps.size() <= step) tracked.curve.steps.resize(step + 1, 0);
+  tracked.curve.steps[step] = std::max(tracked.curve.steps[step], sample.rss_bytes);
   if (waves > tracked.waves_done) {
+    if (tracked.waves_done == 0) tracked.curve.peak_passed_step = static_cast<int32_t>(step);
     tracked.waves_done = waves;
     tracked.tail_max = sample.rss_bytes;
   }
+}
+
+void BuildGovernor::LearnShapes() {
+  std::map<std::string, std::vector<const CompileCurve*>> by_kind;
+  for (const auto& [kind, curves] : finished_curves_) {
+    for (const CompileCurve& curve : curves) by_kind[kind].push_back(&curve);
+  }
+  for (const auto& [id, tracked] : trees_) {
+    if (tracked.curve.peak_passed_step >= 0) by_kind[PeerKey(tracked.last)].push_back(&tracked.curve);
+  }
+  peer_shapes_.clear();
+  for (const auto& [kind, curves] : by_kind) {
+    if (curves.size() >= kShapePeers) peer_shapes_[kind] = ShapeOf(curves);
+  }
+}
+
+Forecast BuildGovernor::ForecastFor(const Tracked& tracked) const {
+  const uint64_t reservation = std::max(Reservation(tracked), tracked.last.rss_bytes);
+  const CurveShape* shape = nullptr;
+  if (auto own = source_shapes_.find(HistoryKey(tracked.last)); own != source_shapes_.end()) {
+    shape = &own->second;
+  } else if (auto peers = peer_shapes_.find(PeerKey(tracked.last)); peers != peer_shapes_.end()) {
+    shape = &peers->second;
+  }
+  if (shape == nullptr) return {.steps = {}, .beyond = reservation};
+  const uint64_t peak = Predict(tracked);
+  uint64_t fallback = reservation;
+  if (tracked.curve.peak_passed_step < 0) {
+    // Past what the shape knows: its tail at most a margin over the peers'
+    // highest, and the next wave's peak if one is left. The first steps
+    // after a pass still hold the drop from the peak: not the tail.
+    double tail = shape->after.size() <= kDropSteps
+                      ? 1.0
+                      : *std::max_element(shape->after.begin() + kDropSteps, shape->after.end());
+    fallback = Scale(Scale(peak, tail), kTailMargin) + WavePeak(tracked, 1);
+  }
+  Forecast forecast = ForecastOf(*shape, {.peak_bytes = peak,
+                                          .age_steps = static_cast<uint32_t>(tracked.progress) / step_ticks_,
+                                          .passed_step = tracked.curve.peak_passed_step,
+                                          .fallback_bytes = fallback,
+                                          .rss_bytes = tracked.last.rss_bytes});
+  if (forecast.steps.empty()) forecast.steps.push_back(forecast.beyond);
+  forecast.steps[0] = std::max(forecast.steps[0], tracked.last.rss_bytes);
+  return forecast;
 }
 
 void BuildGovernor::Forget(const std::vector<TreeSample>& trees) {
@@ -180,13 +244,30 @@ void BuildGovernor::Forget(const std::vector<TreeSample>& trees) {
     if (!key.empty()) source_peaks_[key] = std::max(source_peaks_[key], ended.peak_rss);
     const double seconds = static_cast<double>(ended.run_ticks) * config_.tick_seconds;
     if (!key.empty()) source_seconds_[key] = seconds;
-    finished_.push_back({ended.last.program, key, ended.peak_rss, seconds});
+    CompileCurve curve = ended.curve;
+    curve.ended = true;
+    if (curve.peak_passed_step >= 0) finished_curves_[PeerKey(ended.last)].push_back(curve);
+    finished_.push_back({ended.last.program, key, ended.peak_rss, seconds, curve});
     it = trees_.erase(it);
+  }
+}
+
+void BuildGovernor::Progress(const std::vector<TreeSample>& trees) {
+  uint32_t busy = 0;
+  for (const TreeSample& sample : trees) {
+    auto it = trees_.find(sample.id);
+    if (it != trees_.end() && !it->second.paused) busy += sample.busy;
+  }
+  const double speed = config_.cores > 0 && busy > config_.cores ? static_cast<double>(config_.cores) / busy : 1.0;
+  for (const TreeSample& sample : trees) {
+    auto it = trees_.find(sample.id);
+    if (it != trees_.end() && !it->second.paused) it->second.progress += speed;
   }
 }
 
 GovernorDecision BuildGovernor::Tick(const std::vector<TreeSample>& trees, uint64_t other_bytes) {
   Forget(trees);
+  Progress(trees);
   std::vector<Tracked*> order;
   uint64_t held = 0;
   for (const TreeSample& sample : trees) {
@@ -204,28 +285,44 @@ GovernorDecision BuildGovernor::Tick(const std::vector<TreeSample>& trees, uint6
     held += sample.rss_bytes;
     order.push_back(&tracked);
   }
-  // Tails first (they finish and give memory back), then the longest
+  // Tails first (they finish and give memory back), then the running (their
+  // forecasts were admitted; a compile paused mid-climb holds what it has
+  // and waits: on a rebuild with five archs, a long compile not yet started
+  // put first paused 25 running ones at 250 s, 586 s in all), then the longest
   // expected: a long compile started last sets the build's end (measured on
   // the incident host, one arch: 158 -> 137 s on a rebuild), then the oldest.
   std::stable_sort(order.begin(), order.end(), [&](const Tracked* a, const Tracked* b) {
     bool a_tail = !a->paused && PastPeaks(*a), b_tail = !b->paused && PastPeaks(*b);
     if (a_tail != b_tail) return a_tail;
+    if (a->paused != b->paused) return !a->paused;
     double a_s = ExpectedSeconds(*a), b_s = ExpectedSeconds(*b);
     if ((a_s < 0) != (b_s < 0)) return a_s < 0;
     if (a_s != b_s) return a_s > b_s;
     return a->age < b->age;
   });
 
+  LearnShapes();
   const uint64_t limit = Less(Less(config_.budget_bytes, config_.headroom_bytes), other_bytes);
   GovernorDecision decision;
-  uint64_t planned = held;
+  // The plan, step by step from now: what every tree holds now, and for the
+  // admitted, what their forecasts say instead. A tree is admitted when its
+  // forecast, started where it is, fits beside the plan at every step.
+  std::vector<uint64_t> plan;
+  uint64_t plan_beyond = held;
+  auto planned_at = [&](size_t step) { return step < plan.size() ? plan[step] : plan_beyond; };
   const Tracked* first = nullptr;
   for (Tracked* tracked : order) {
-    uint64_t growth = Less(Reservation(*tracked), tracked->last.rss_bytes);
-    bool admit = first == nullptr || planned + growth <= limit;
+    const Forecast forecast = ForecastFor(*tracked);
+    const uint64_t rss = tracked->last.rss_bytes;  // already in the plan
+    const size_t steps = std::max(plan.size(), forecast.steps.size());
+    bool fits = plan_beyond + forecast.beyond - rss <= limit;
+    for (size_t step = 0; fits && step < steps; ++step) fits = planned_at(step) + forecast.At(step) - rss <= limit;
+    bool admit = first == nullptr || fits;
     if (admit) {
       if (first == nullptr) first = tracked;
-      planned += growth;
+      plan.resize(steps, plan_beyond);
+      for (size_t step = 0; step < steps; ++step) plan[step] = plan[step] + forecast.At(step) - rss;
+      plan_beyond = plan_beyond + forecast.beyond - rss;
       ++decision.running;
       if (tracked->paused) decision.resume.push_back(tracked->last.id);
       tracked->paused = false;
@@ -239,7 +336,8 @@ GovernorDecision BuildGovernor::Tick(const std::vector<TreeSample>& trees, uint6
       tracked->paused = true;
     }
   }
-  decision.planned_bytes = planned;
+  decision.planned_bytes = plan_beyond;
+  for (uint64_t bytes : plan) decision.planned_bytes = std::max(decision.planned_bytes, bytes);
 
   if (first != nullptr && decision.running == 1) {
     const TreeSample& lone = first->last;

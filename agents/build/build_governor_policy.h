@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "agents/build/cuda_arch.h"
+#include "agents/build/memory_curve.h"
 
 namespace gpuctl::build {
 
@@ -58,6 +59,9 @@ struct TreeSample {
   // ended, when the caller sees its processes. Unset: peaks are read from
   // the memory curve alone (the simulator's recorded traces).
   std::optional<uint32_t> device_compiles_done{};
+  // Its processes on a CPU or waiting for one; 0: unknown. With more than
+  // the build's cores busy, every compile runs slower than its curve.
+  uint32_t busy = 0;
 };
 
 struct GovernorConfig {
@@ -69,6 +73,8 @@ struct GovernorConfig {
   uint64_t unknown_floor_bytes = uint64_t{1} << 30;
   // The caller's tick: a compile's running time is counted in ticks it ran.
   double tick_seconds = 0.25;
+  // The build's cores; 0: unknown (compiles count as never slowed).
+  uint32_t cores = 0;
 };
 
 // The default headroom for a budget: 5% of it, at least 1 GiB, at most 8 GiB,
@@ -94,14 +100,17 @@ struct FinishedCompile {
   std::string source;  // its HistoryKey
   uint64_t peak_bytes = 0;
   double run_seconds = 0;  // how long it ran, paused time left out
+  CompileCurve curve = {};  // its memory over its running time
 };
 
 class BuildGovernor {
  public:
   // `source_peaks`, `source_seconds`: peaks and running times of earlier
   // builds, by HistoryKey.
+  // `source_curves`: their memory over time, for a forecast of each.
   explicit BuildGovernor(GovernorConfig config, std::map<std::string, uint64_t> source_peaks = {},
-                         std::map<std::string, double> source_seconds = {});
+                         std::map<std::string, double> source_seconds = {},
+                         std::map<std::string, CompileCurve> source_curves = {});
 
   // `trees`: every compile tree of the build now; a tree missing from it has
   // ended. `other_bytes`: the build's memory outside its trees.
@@ -126,6 +135,10 @@ class BuildGovernor {
     uint64_t tail_max = 0;       // since the last wave ended
     bool paused = false;
     uint64_t run_ticks = 0;  // ticks it was let run
+    // Ticks of its own progress: a tick run with the cores shared among
+    // more busy processes than there are counts the share it got.
+    double progress = 0;
+    CompileCurve curve;  // by steps of progress
   };
   struct PeerPeaks {
     uint64_t max = 0;
@@ -152,12 +165,23 @@ class BuildGovernor {
   // From an earlier build; unknown: a negative number.
   double ExpectedSeconds(const Tracked& tracked) const;
   void Observe(Tracked& tracked, const TreeSample& sample);
+  // What it will hold from now: from its file's curve in an earlier build,
+  // else from its peers' curves in this one, else its Reservation for ever.
+  Forecast ForecastFor(const Tracked& tracked) const;
+  // Shapes of each PeerKey from this build's compiles past their peak.
+  void LearnShapes();
   void Forget(const std::vector<TreeSample>& trees);
+  // Advances the progress of the trees that ran since the last tick.
+  void Progress(const std::vector<TreeSample>& trees);
 
   GovernorConfig config_;
   std::map<std::string, uint64_t> source_peaks_;
   std::map<std::string, double> source_seconds_;
   std::map<std::string, PeerPeaks> peers_;
+  std::map<std::string, CurveShape> source_shapes_;  // by HistoryKey
+  std::map<std::string, std::vector<CompileCurve>> finished_curves_;  // by PeerKey, past their peak
+  std::map<std::string, CurveShape> peer_shapes_;  // by PeerKey
+  uint32_t step_ticks_ = 1;
   std::map<std::string, Tracked> trees_;
   std::vector<FinishedCompile> finished_;
   uint64_t next_age_ = 0;

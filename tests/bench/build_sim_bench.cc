@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
         rebuild.label = "live governor, rebuild";
         rebuild.history = result.learned;
         rebuild.history_seconds = result.learned_seconds;
+        rebuild.history_curves = result.learned_curves;
         runs.insert(runs.begin() + static_cast<std::ptrdiff_t>(i) + 1, rebuild);
       }
       std::string makespan = result.oom ? "-" : std::to_string(static_cast<int>(result.makespan_s)) + " s";

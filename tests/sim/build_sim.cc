@@ -27,8 +27,9 @@ SimResult Simulate(const std::vector<SimCompile>& compiles, const SimHost& host,
   const uint64_t budget = host.available_bytes > host.reserve_bytes ? host.available_bytes - host.reserve_bytes : 0;
   build::BuildGovernor governor({.budget_bytes = budget, .headroom_bytes = build::DefaultHeadroom(budget),
                                  .nvcc_peak_one_arch_bytes = build::kNvccPeakOneArchBytes,
-                                 .unknown_floor_bytes = uint64_t{1} << 30, .tick_seconds = kTickSeconds},
-                                run.history, run.history_seconds);
+                                 .unknown_floor_bytes = uint64_t{1} << 30, .tick_seconds = kTickSeconds,
+                                 .cores = host.cores},
+                                run.history, run.history_seconds, run.history_curves);
   std::vector<Active> active;
   std::vector<size_t> order(compiles.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;  // ninja's
@@ -83,12 +84,15 @@ SimResult Simulate(const std::vector<SimCompile>& compiles, const SimHost& host,
     std::vector<build::TreeSample> samples;
     for (const Active& job : active) {
       samples.push_back({.id = job.id, .program = "nvcc", .source = job.compile->source, .archs = job.compile->archs,
-                         .threads = job.compile->threads, .rss_bytes = job.compile->rss_bytes[job.Tick()]});
+                         .threads = job.compile->threads, .rss_bytes = job.compile->rss_bytes[job.Tick()],
+                         .stopped = false, .device_compiles_done = std::nullopt,
+                         .busy = job.paused ? 0 : job.compile->cores[job.Tick()]});
     }
     build::GovernorDecision decision = governor.Tick(samples, 0);
     for (const build::FinishedCompile& done : governor.TakeFinished()) {
       result.learned[done.source] = done.peak_bytes;
       result.learned_seconds[done.source] = done.run_seconds;
+      result.learned_curves[done.source] = done.curve;
     }
     for (Active& job : active) {
       if (std::find(decision.pause.begin(), decision.pause.end(), job.id) != decision.pause.end()) job.paused = true;
@@ -106,6 +110,7 @@ SimResult Simulate(const std::vector<SimCompile>& compiles, const SimHost& host,
     for (const build::FinishedCompile& done : governor.TakeFinished()) {
       result.learned[done.source] = done.peak_bytes;
       result.learned_seconds[done.source] = done.run_seconds;
+      result.learned_curves[done.source] = done.curve;
     }
   }
   return result;
@@ -227,7 +232,7 @@ std::vector<SimRun> IncidentRuns(const SimHost& host, uint32_t archs, uint32_t t
   runs.push_back({"static model", budget.ok() ? budget->max_jobs : 1, false});
   runs.push_back({"live governor", host.cores, true});
   runs.push_back({.label = "clairvoyant", .max_jobs = host.cores, .governed = false, .history = {},
-                  .history_seconds = {}, .clairvoyant = true});
+                  .history_seconds = {}, .history_curves = {}, .clairvoyant = true});
   return runs;
 }
 

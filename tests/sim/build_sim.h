@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "agents/build/memory_curve.h"
 #include "common/status.h"
 
 namespace gpuctl::sim {
@@ -40,6 +41,7 @@ struct SimRun {
   // Peaks of an earlier build, by build::HistoryKey: a rebuild of the same tree.
   std::map<std::string, uint64_t> history = {};
   std::map<std::string, double> history_seconds = {};  // and how long each ran
+  std::map<std::string, build::CompileCurve> history_curves = {};  // and their memory over time
   // The clairvoyant schedule (clairvoyant.h) instead of ninja's order.
   bool clairvoyant = false;
 };
@@ -57,6 +59,7 @@ struct SimResult {
   uint64_t pauses = 0;
   std::map<std::string, uint64_t> learned = {};  // governed: each compile's peak, for a rebuild
   std::map<std::string, double> learned_seconds = {};  // and how long it ran
+  std::map<std::string, build::CompileCurve> learned_curves = {};  // and its memory over time
   std::vector<double> started_s = {};  // by index in the input: when it started; -1: never
 };
 

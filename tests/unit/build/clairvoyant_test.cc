@@ -25,7 +25,7 @@ SimCompile TraceOfGiB(const std::string& source, const std::vector<uint64_t>& gi
 
 SimRun Clairvoyant() {
   return {.label = "clairvoyant", .max_jobs = 64, .governed = false, .history = {}, .history_seconds = {},
-          .clairvoyant = true};
+          .history_curves = {}, .clairvoyant = true};
 }
 
 TEST(Clairvoyant, TwoCompilesThatFitTogetherRunTogether) {
