@@ -294,7 +294,8 @@ GovernorDecision BuildGovernor::Tick(const std::vector<TreeSample>& trees, uint6
   std::stable_sort(order.begin(), order.end(), [&](const Tracked* a, const Tracked* b) {
     bool a_tail = !a->paused && PastPeaks(*a), b_tail = !b->paused && PastPeaks(*b);
     if (a_tail != b_tail) return a_tail;
-    if (a->paused != b->paused) return !a->paused;
+    bool a_runs = !a->paused && a->run_ticks > 0, b_runs = !b->paused && b->run_ticks > 0;
+    if (a_runs != b_runs) return a_runs;
     double a_s = ExpectedSeconds(*a), b_s = ExpectedSeconds(*b);
     if ((a_s < 0) != (b_s < 0)) return a_s < 0;
     if (a_s != b_s) return a_s > b_s;

@@ -247,5 +247,92 @@ TEST(BuildGovernor, AFinishedCompileReportsTheTimeItRanNotTheTimeItWaited) {
   EXPECT_EQ(finished[1].source, HistoryKey(b));
 }
 
+// One compile's curve in an earlier build: 2, 6, 12 GiB, its peak passed at
+// step 3 (2 s steps), then a 3 and a 2 GiB tail.
+CompileCurve TwelveGiBPeak() {
+  return {.steps = {2 * kGiB, 6 * kGiB, 12 * kGiB, 3 * kGiB, 2 * kGiB}, .peak_passed_step = 3, .ended = true};
+}
+
+TEST(BuildGovernor, ACompileStartsWhileAnotherPeaksWhenItsClimbMeetsTheOthersDrop) {
+  // 21 GiB less 1 of headroom; each peak is 13.2 GiB with the history's
+  // margin: two peaks never fit together, but b's climb (6.6 GiB in its
+  // first step) fits beside a's last step at its peak.
+  GovernorConfig config = Budget(21 * kGiB);
+  config.tick_seconds = 1.0;  // a 2 s step is two ticks
+  TreeSample a = Nvcc("a", 2 * kGiB, 1, 1, "/src/a.cu"), b = Nvcc("b", 100 * kMiB, 1, 1, "/src/b.cu");
+  auto run = [&](bool with_curves) {
+    std::map<std::string, CompileCurve> curves;
+    if (with_curves) curves = {{HistoryKey(a), TwelveGiBPeak()}, {HistoryKey(b), TwelveGiBPeak()}};
+    BuildGovernor governor(config, {{HistoryKey(a), 12 * kGiB}, {HistoryKey(b), 12 * kGiB}}, {}, curves);
+    std::vector<GovernorDecision> decisions;
+    // a at progress 0-4: 2, 2, 6, 6, then 12 GiB (step 2, its last at the peak).
+    for (uint64_t rss : {2 * kGiB, 2 * kGiB, 6 * kGiB, 6 * kGiB, 12 * kGiB}) {
+      a.rss_bytes = rss;
+      decisions.push_back(governor.Tick({a, b}, 0));
+    }
+    return decisions;
+  };
+  std::vector<GovernorDecision> forecast = run(true);
+  EXPECT_EQ(forecast[0].pause, std::vector<std::string>{"b"});
+  for (size_t tick = 1; tick < 4; ++tick) EXPECT_TRUE(forecast[tick].resume.empty()) << tick;
+  EXPECT_EQ(forecast[4].resume, std::vector<std::string>{"b"});
+  // Without the curves b waits for a's peak to pass.
+  EXPECT_TRUE(run(false)[4].resume.empty());
+}
+
+TEST(BuildGovernor, ACompileWithTooFewCoresAdvancesItsCurveByTheShareItGot) {
+  // Two cores, four busy processes: each tick is half a tick of progress.
+  auto steps_after_four_ticks = [](uint32_t cores) {
+    GovernorConfig config = Budget(20 * kGiB);
+    config.tick_seconds = 1.0;
+    config.cores = cores;
+    BuildGovernor governor(config);
+    TreeSample busy = Nvcc("busy", kGiB, 1, 1, "/src/busy.cu");
+    busy.busy = 4;
+    for (int tick = 0; tick < 4; ++tick) governor.Tick({busy}, 0);
+    governor.Tick({}, 0);
+    std::vector<FinishedCompile> finished = governor.TakeFinished();
+    return finished.size() == 1 ? finished[0].curve.steps.size() : 0;
+  };
+  EXPECT_EQ(steps_after_four_ticks(0), 2u);  // progress 0-3: two 2-tick steps
+  EXPECT_EQ(steps_after_four_ticks(2), 1u);  // progress 0-1.5: one
+}
+
+TEST(BuildGovernor, RunningCompilesKeepTheirPlaceBeforeALongerOneNotYetStarted) {
+  // Room for one: the short compile runs; the long one, seen later, waits
+  // rather than pausing it part-way.
+  TreeSample quick = Nvcc("quick", kMiB, 1, 1, "/src/quick.cu");
+  TreeSample slow = Nvcc("slow", kMiB, 1, 1, "/src/slow.cu");
+  BuildGovernor governor(Budget(8 * kGiB), {}, {{HistoryKey(quick), 10.0}, {HistoryKey(slow), 100.0}});
+  EXPECT_EQ(governor.Tick({quick}, 0).running, 1u);
+  EXPECT_EQ(governor.Tick({quick, slow}, 0).pause, std::vector<std::string>{"slow"});
+}
+
+TEST(BuildGovernor, PeersPastTheirPeakForecastAFreshCompile) {
+  // Each compile: 1, 3, 6 GiB for two ticks each, then 1 GiB (2-tick steps:
+  // its peak passes at step 3). p1, p2 went before; p3 is at its last step
+  // at its peak when a fourth starts. With constant reservations p3's and
+  // the fourth's 6.5 GiB peaks and two 1.25 GiB tails (15.5 GiB) do not fit
+  // in 13; by their forecasts the fourth's climb meets p3's drop.
+  GovernorConfig config = Budget(14 * kGiB);
+  config.tick_seconds = 1.0;
+  BuildGovernor governor(config);
+  auto rss_at = [](int tick) {
+    const uint64_t climb[] = {1, 1, 3, 3, 6, 6};
+    return tick < 6 ? climb[tick] * kGiB : kGiB;
+  };
+  const std::vector<std::pair<std::string, int>> starts = {{"p1", 0}, {"p2", 8}, {"p3", 16}, {"new", 20}};
+  GovernorDecision decision;
+  for (int tick = 0; tick <= 20; ++tick) {
+    std::vector<TreeSample> trees;
+    for (const auto& [id, start] : starts) {
+      if (tick >= start) trees.push_back(Nvcc(id, id == "new" ? 100 * kMiB : rss_at(tick - start)));
+    }
+    decision = governor.Tick(trees, 0);
+    ASSERT_EQ(decision.paused, 0u) << "tick " << tick;
+  }
+  EXPECT_EQ(decision.running, 4u);
+}
+
 }  // namespace
 }  // namespace gpuctl::build
