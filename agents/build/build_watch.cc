@@ -106,7 +106,8 @@ void BuildWatch::Tick() {
                             .headroom_bytes = options_.headroom_bytes.value_or(DefaultHeadroom(job.budget_bytes))};
       run.job = job;
       config.tick_seconds = std::chrono::duration<double>(options_.interval).count();
-      run.governor = std::make_unique<BuildGovernor>(config, history_.Peaks(), history_.Seconds());
+      config.cores = options_.cores;
+      run.governor = std::make_unique<BuildGovernor>(config, history_.Peaks(), history_.Seconds(), history_.Curves());
       run.stats.budget_bytes = config.budget_bytes;
       run.stats.headroom_bytes = config.headroom_bytes;
       run.last_tick = clock_.SteadyNow();
@@ -173,7 +174,7 @@ std::optional<std::vector<TreeSample>> BuildWatch::Sample(Run& run, uint64_t& ot
     in_trees += tree.rss_bytes;
     TreeSample sample{.id = id, .program = tree.program, .source = command.source, .archs = command.archs,
                       .threads = command.threads, .rss_bytes = tree.rss_bytes, .stopped = tree.stopped,
-                      .device_compiles_done = std::nullopt};
+                      .device_compiles_done = std::nullopt, .busy = tree.busy};
     if (tree.program == "nvcc") {
       // A cicc seen before and gone now has ended: one arch's peak is over.
       std::set<int64_t>& seen = ciccs_seen[id] = run.ciccs_seen[id];

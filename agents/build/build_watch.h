@@ -67,6 +67,9 @@ struct BuildWatchOptions {
   std::string history_path;  // empty: no history kept
   // Headroom below the budget; nullopt: DefaultHeadroom(budget).
   std::optional<uint64_t> headroom_bytes;
+  // The host's CPUs: a compile's progress counts the share of them it got
+  // (its forecast runs on progress); 0: unknown, never slowed.
+  uint32_t cores = 0;
 };
 
 struct BuildWatchHooks {

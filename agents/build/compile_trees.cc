@@ -48,6 +48,7 @@ BuildProcesses GroupCompileTrees(const std::vector<sys::ProcStat>& processes, ui
     if (process->comm == "cicc") tree.cicc_pids.push_back(pid);
     bool stopped = process->state == 'T' || process->state == 't';
     if (!stopped) tree.running.push_back(pid);
+    if (process->state == 'R') ++tree.busy;
     auto [it, fresh] = all_stopped.try_emplace(root, stopped);
     if (!fresh) it->second = it->second && stopped;
   }

@@ -22,6 +22,7 @@ struct CompileTree {
   uint64_t rss_bytes = 0;         // of the whole tree
   bool stopped = false;           // every live member is stopped (state T)
   std::vector<int64_t> cicc_pids; // nvcc's device compiler: its peak (one per arch)
+  uint32_t busy = 0;              // members running or runnable (state R): the cores it wants
 };
 
 struct BuildProcesses {

@@ -89,6 +89,7 @@ std::unique_ptr<build::BuildWatch> StartBuildWatch(const std::string& state_dir,
   };
   build::BuildWatchOptions options;
   options.history_path = state_dir + "/build-peaks.json";
+  options.cores = fs.ReadCpuCount();
   auto watch = std::make_unique<build::BuildWatch>(options, std::move(hooks), *cgroups, processes, fs, clock);
   watch->Start();
   return watch;

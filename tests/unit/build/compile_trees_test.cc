@@ -36,6 +36,16 @@ TEST(GroupCompileTrees, AnNvccTreeHoldsItsShellsAndStages) {
   EXPECT_EQ(grouped.other_rss_bytes, uint64_t{10 + 1 + 1} * 4096);
 }
 
+TEST(GroupCompileTrees, ATreeWantsACoreForEachRunningMember) {
+  // nvcc --threads 2: two cicc on a CPU, the driver and shells asleep.
+  BuildProcesses grouped = GroupCompileTrees({Proc(102, 1, "nvcc", 2), Proc(103, 102, "sh", 1),
+                                              Proc(104, 103, "cicc", 500, 'R'), Proc(105, 102, "sh", 1),
+                                              Proc(106, 105, "cicc", 400, 'R'), Proc(107, 102, "ptxas", 9, 'D')},
+                                             4096);
+  ASSERT_EQ(grouped.trees.size(), 1u);
+  EXPECT_EQ(grouped.trees[0].busy, 2u);
+}
+
 TEST(GroupCompileTrees, ALoneStageWhoseParentLeftIsItsOwnTree) {
   BuildProcesses grouped = GroupCompileTrees({Proc(200, 1, "ptxas", 300), Proc(201, 999, "cicc", 100)}, 4096);
   ASSERT_EQ(grouped.trees.size(), 2u);

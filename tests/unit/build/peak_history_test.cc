@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/units.h"
 #include "tests/fakes/temp_dir.h"
 
 namespace gpuctl::build {
@@ -71,6 +72,32 @@ TEST(PeakHistory, ReadsFilesWrittenBeforeRunningTimesWereKept) {
   ASSERT_TRUE(old.ok());
   EXPECT_EQ(old->Peaks(), (std::map<std::string, uint64_t>{{"a", 7}, {"b", 8}, {"c", 9}, {"d", 1}}));
   EXPECT_EQ(old->Seconds(), (std::map<std::string, double>{{"b", 42.5}}));
+}
+
+TEST(PeakHistory, KeepsTheCurveOfEachSourcesLongestRunThroughItsFile) {
+  PeakHistory history;
+  const CompileCurve full{.steps = {kMiB, 6 * kMiB, kMiB + 1}, .peak_passed_step = 2, .ended = true};
+  const CompileCurve cut{.steps = {kMiB, 6 * kMiB}, .peak_passed_step = 1, .ended = true};
+  history.Record({{.program = "nvcc", .source = "k", .peak_bytes = 6 * kMiB, .run_seconds = 6, .curve = full}});
+  history.Record({{.program = "nvcc", .source = "k", .peak_bytes = 6 * kMiB, .run_seconds = 4, .curve = cut}});
+  auto reloaded = PeakHistory::Parse(history.Serialize());
+  ASSERT_TRUE(reloaded.ok());
+  std::map<std::string, CompileCurve> curves = reloaded->Curves();
+  ASSERT_EQ(curves.count("k"), 1u);
+  // Whole MiB on disk, rounded up.
+  EXPECT_EQ(curves["k"].steps, (std::vector<uint64_t>{kMiB, 6 * kMiB, 2 * kMiB}));
+  EXPECT_EQ(curves["k"].peak_passed_step, 2);
+  EXPECT_TRUE(curves["k"].ended);
+}
+
+TEST(PeakHistory, ABadCurveIsDroppedAndItsPeakKept) {
+  auto parsed = PeakHistory::Parse(
+      R"({"peaks": [["a", 7, 1, 5, [1, 2]], ["b", 8, 1, 0, [1, -2]], ["c", 9, 1, "x", [1]], ["d", 3, 1, 0, [4]]]})");
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->Peaks().size(), 4u);
+  std::map<std::string, CompileCurve> curves = parsed->Curves();
+  ASSERT_EQ(curves.size(), 1u);
+  EXPECT_EQ(curves["d"].steps, std::vector<uint64_t>{4 * kMiB});
 }
 
 }  // namespace
