@@ -4,6 +4,7 @@
 // environment, and the step waits for it and verifies by importing.
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "tests/integration/train_fixture.h"
@@ -32,9 +33,14 @@ class ProvisionExtIntegration : public TrainFixture {
                          env_)
                   .exit_code,
               0);
+  }
+  void Start(std::vector<std::string> extra_flags = {}, std::map<std::string, std::string> extra_env = {}) {
     std::vector<std::string> flags = AgentFlags();
     flags.insert(flags.end(), {"--provision-root", dir_.path() + "/root"});
-    StartAgent(flags, env_);
+    flags.insert(flags.end(), extra_flags.begin(), extra_flags.end());
+    std::map<std::string, std::string> env = env_;
+    env.insert(extra_env.begin(), extra_env.end());
+    StartAgent(flags, env);
   }
 
   std::string Venv() const { return dir_.path() + "/venv"; }
@@ -42,6 +48,7 @@ class ProvisionExtIntegration : public TrainFixture {
 };
 
 TEST_F(ProvisionExtIntegration, BuildsAsAGuardedJobWithTheGovernorsNumbers) {
+  Start();
   RunResult r = Gpuctl({"provision", "node", "--steps", "ext", "--ext", "flash-attn", "--venv", Venv()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err << AgentLog();
   EXPECT_NE(r.out.find("note: governed live: budget "), std::string::npos) << r.out;
@@ -68,6 +75,32 @@ TEST_F(ProvisionExtIntegration, BuildsAsAGuardedJobWithTheGovernorsNumbers) {
   r = Gpuctl({"provision", "node", "--steps", "ext", "--ext", "flash-attn", "--venv", Venv()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("ext         skipped flash-attn 2.8.3 imports"), std::string::npos) << r.out;
+}
+
+// Found on the H200 test host: with no names from lspci (not installed there),
+// provisioning's facts had no compute capability although NVML knew it, and
+// the ext step planned flash-attn's five default archs for one sm_90 GPU.
+// The driver's answers reach provisioning as they reach `gpuctl probe`.
+TEST_F(ProvisionExtIntegration, ArchsComeFromTheDriverWhenThePciListingHasNoNames) {
+  Start({"--nvml-library", std::string(GPUCTL_BINARY_DIR) + "/tests/fake_nvml/libnvidia-ml.so.1"},
+        {{"FAKE_NVML_SCENARIO", "two_gpus"}, {"FAKE_LSPCI_GPUS", "none"}});
+  RunResult r = Gpuctl(
+      {"-o", "json", "provision", "node", "--dry-run", "--steps", "ext", "--ext", "flash-attn", "--venv", Venv()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err << AgentLog();
+  std::string archs;
+  bool no_gpu_note = false;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    nlohmann::json doc = nlohmann::json::parse(line, nullptr, false);
+    if (!doc.contains("step") || doc["step"]["step"] != "ext") continue;
+    for (const auto& command : doc["step"]["commands"]) {
+      if (command["env"].contains("FLASH_ATTN_CUDA_ARCHS")) archs = command["env"]["FLASH_ATTN_CUDA_ARCHS"];
+    }
+    for (const auto& note : doc["step"]["notes"]) no_gpu_note = no_gpu_note || note.get<std::string>().starts_with("no GPU seen");
+  }
+  // The fake's H200 (9.0) and RTX 4090 (8.9), from NVML alone.
+  EXPECT_EQ(archs, "89;90") << r.out;
+  EXPECT_FALSE(no_gpu_note) << r.out;
 }
 
 }  // namespace
