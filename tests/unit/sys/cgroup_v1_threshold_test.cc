@@ -25,21 +25,35 @@ std::string FdTarget(int fd) {
   return n < 0 ? "" : std::string(buf, static_cast<size_t>(n));
 }
 
-TEST(CgroupV1Threshold, WritesEventfdUsageFdAndThreshold) {
-  TempDir dir;
+// A v1 memory cgroup's two files, as a fixture directory.
+void WriteFixtureCgroup(const TempDir& dir) {
   dir.WriteFile("memory.usage_in_bytes", "4096\n");
   dir.WriteFile("cgroup.event_control", "");
-  auto threshold = CgroupV1Threshold::Register(dir.path(), 48u << 20);
-  ASSERT_TRUE(threshold.ok()) << threshold.status().ToString();
-  EXPECT_EQ((*threshold)->armed_lines(), (std::vector<uint64_t>{48u << 20}));
+}
 
+// The last line written to the fixture's cgroup.event_control: which files
+// its fds are, and the threshold.
+struct Registration {
+  std::string event_file, usage_file;
+  uint64_t bytes = 0;
+  bool operator==(const Registration&) const = default;
+};
+Registration LastRegistration(const TempDir& dir) {
   std::istringstream line(ReadControlFile(dir.path() + "/cgroup.event_control").value_or(""));
   int event_fd = -1, usage_fd = -1;
   uint64_t bytes = 0;
   line >> event_fd >> usage_fd >> bytes;
-  EXPECT_EQ(bytes, 48u << 20);
-  EXPECT_EQ(FdTarget(event_fd), "anon_inode:[eventfd]");
-  EXPECT_EQ(FdTarget(usage_fd), dir.path() + "/memory.usage_in_bytes");
+  return {FdTarget(event_fd), FdTarget(usage_fd), bytes};
+}
+
+TEST(CgroupV1Threshold, WritesEventfdUsageFdAndThreshold) {
+  TempDir dir;
+  WriteFixtureCgroup(dir);
+  auto threshold = CgroupV1Threshold::Register(dir.path(), 48u << 20);
+  ASSERT_TRUE(threshold.ok()) << threshold.status().ToString();
+  EXPECT_EQ((*threshold)->armed_lines(), (std::vector<uint64_t>{48u << 20}));
+  EXPECT_EQ(LastRegistration(dir),
+            (Registration{"anon_inode:[eventfd]", dir.path() + "/memory.usage_in_bytes", 48u << 20}));
   EXPECT_EQ(FormatThresholdRegistration(5, 6, 1024), "5 6 1024");
 }
 
@@ -48,20 +62,13 @@ TEST(CgroupV1Threshold, WritesEventfdUsageFdAndThreshold) {
 // lines already armed are not written again.
 TEST(CgroupV1Threshold, ArmAtRegistersEachNewLineAndKeepsLinesAlreadyArmed) {
   TempDir dir;
-  dir.WriteFile("memory.usage_in_bytes", "4096\n");
-  dir.WriteFile("cgroup.event_control", "");
+  WriteFixtureCgroup(dir);
   auto threshold = CgroupV1Threshold::Register(dir.path(), 48u << 20);
   ASSERT_TRUE(threshold.ok()) << threshold.status().ToString();
-  auto registered = [&] {
-    std::istringstream line(ReadControlFile(dir.path() + "/cgroup.event_control").value_or(""));
-    int event_fd = -1, usage_fd = -1;
-    uint64_t bytes = 0;
-    line >> event_fd >> usage_fd >> bytes;
-    return std::pair{FdTarget(event_fd), bytes};
-  };
   ASSERT_TRUE((*threshold)->ArmAt({0, 40u << 20, 60u << 20}).ok());
   EXPECT_EQ((*threshold)->armed_lines(), (std::vector<uint64_t>{40u << 20, 60u << 20})) << "0 is no line";
-  EXPECT_EQ(registered(), std::pair(std::string("anon_inode:[eventfd]"), uint64_t{60u << 20}));
+  EXPECT_EQ(LastRegistration(dir),
+            (Registration{"anon_inode:[eventfd]", dir.path() + "/memory.usage_in_bytes", 60u << 20}));
 
   dir.WriteFile("cgroup.event_control", "untouched");
   ASSERT_TRUE((*threshold)->ArmAt({40u << 20, 60u << 20}).ok());
@@ -74,8 +81,7 @@ TEST(CgroupV1Threshold, ArmAtRegistersEachNewLineAndKeepsLinesAlreadyArmed) {
 
 TEST(CgroupV1Threshold, WaitTimesOutWithoutACrossing) {
   TempDir dir;
-  dir.WriteFile("memory.usage_in_bytes", "4096\n");
-  dir.WriteFile("cgroup.event_control", "");
+  WriteFixtureCgroup(dir);
   auto threshold = CgroupV1Threshold::Register(dir.path(), 1u << 20);
   ASSERT_TRUE(threshold.ok()) << threshold.status().ToString();
   auto outcome = (*threshold)->Wait(10ms);
@@ -87,8 +93,7 @@ TEST(CgroupV1Threshold, WaitTimesOutWithoutACrossing) {
 
 TEST(CgroupV1Threshold, RefusesZeroAndMissingCgroups) {
   TempDir dir;
-  dir.WriteFile("memory.usage_in_bytes", "4096\n");
-  dir.WriteFile("cgroup.event_control", "");
+  WriteFixtureCgroup(dir);
   EXPECT_EQ(CgroupV1Threshold::Register(dir.path(), 0).status().code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(CgroupV1Threshold::Register(dir.path() + "/gone", 1024).status().code(), ErrorCode::kNotFound);
   TempDir no_events;  // a kernel without CONFIG_MEMCG_V1 events
