@@ -27,6 +27,8 @@ constexpr size_t kShapePeers = 2;
 // their highest.
 constexpr double kTailMargin = 1.25;
 constexpr long kDropSteps = 2;
+// What a running compile must fit: the next steps, before a later tick can act.
+constexpr size_t kNearSteps = 2;
 
 // Whether the memory curve alone can tell `wave`'s peak. A wave with fewer
 // lanes than the one before (5 archs on 4 threads: the fifth arch alone)
@@ -178,7 +180,13 @@ void BuildGovernor::Observe(Tracked& tracked, const TreeSample& sample) {
   if (tracked.curve.steps.size() <= step) tracked.curve.steps.resize(step + 1, 0);
   tracked.curve.steps[step] = std::max(tracked.curve.steps[step], sample.rss_bytes);
   if (waves > tracked.waves_done) {
-    if (tracked.waves_done == 0) tracked.curve.peak_passed_step = static_cast<int32_t>(step);
+    if (tracked.waves_done == 0) {
+      tracked.curve.peak_passed_step = static_cast<int32_t>(step);
+      // Its first, fullest peak is known now: a peer's, for the others.
+      PeerPeaks& peers = peers_[PeerKey(sample)];
+      peers.max = std::max(peers.max, tracked.peak_rss);
+      ++peers.count;
+    }
     tracked.waves_done = waves;
     tracked.tail_max = sample.rss_bytes;
   }
@@ -198,6 +206,7 @@ void BuildGovernor::LearnShapes() {
   }
 }
 
+
 Forecast BuildGovernor::ForecastFor(const Tracked& tracked) const {
   const uint64_t reservation = std::max(Reservation(tracked), tracked.last.rss_bytes);
   const CurveShape* shape = nullptr;
@@ -208,7 +217,13 @@ Forecast BuildGovernor::ForecastFor(const Tracked& tracked) const {
   }
   if (shape == nullptr) return {.steps = {}, .beyond = reservation};
   const uint64_t peak = Predict(tracked);
-  uint64_t fallback = reservation;
+  // Past its peak and past what the shape knows: its tail (as Reservation
+  // has it), or what it holds now with the next wave's peak on top. Not the
+  // tail's high plus the next peak: the next wave's archs start as the
+  // first wave's end, so its peak meets their tails at what they hold by
+  // then, not at their high (five archs: 653 -> 622 s, 0 OOM).
+  uint64_t fallback = std::max({Scale(tracked.tail_max, 1.1), tracked.last.rss_bytes + tracked.last.rss_bytes / 4,
+                                tracked.last.rss_bytes + WavePeak(tracked, tracked.waves_done)});
   if (tracked.curve.peak_passed_step < 0) {
     // Past what the shape knows: its tail at most a margin over the peers'
     // highest, and the next wave's peak if one is left. The first steps
@@ -239,7 +254,7 @@ void BuildGovernor::Forget(const std::vector<TreeSample>& trees) {
     const Tracked& ended = it->second;
     PeerPeaks& peers = peers_[PeerKey(ended.last)];
     peers.max = std::max(peers.max, ended.peak_rss);
-    ++peers.count;
+    if (ended.curve.peak_passed_step < 0) ++peers.count;  // else counted at its pass
     std::string key = HistoryKey(ended.last);
     if (!key.empty()) source_peaks_[key] = std::max(source_peaks_[key], ended.peak_rss);
     const double seconds = static_cast<double>(ended.run_ticks) * config_.tick_seconds;
@@ -316,8 +331,20 @@ GovernorDecision BuildGovernor::Tick(const std::vector<TreeSample>& trees, uint6
     const Forecast forecast = ForecastFor(*tracked);
     const uint64_t rss = tracked->last.rss_bytes;  // already in the plan
     const size_t steps = std::max(plan.size(), forecast.steps.size());
-    bool fits = plan_beyond + forecast.beyond - rss <= limit;
-    for (size_t step = 0; fits && step < steps; ++step) fits = planned_at(step) + forecast.At(step) - rss <= limit;
+    // A compile already running is paused only for what comes soon: paused,
+    // it still holds its memory, and a conflict further off may never come
+    // (a forecast past what peers have shown is a guess). Pausing tails for
+    // their fallbacks 30-60 s ahead held five archs to 20 compiles.
+    const bool started = !tracked->paused && tracked->run_ticks > 0;
+    // One not yet running must fit through its peak; past it, its tail is
+    // small and what it meets there is the fallback of forecasts past what
+    // peers have shown (a guess): a conflict that does come is met by
+    // pausing a younger compile early in its climb.
+    const bool shaped = !forecast.steps.empty();
+    size_t checked = started ? kNearSteps : steps;  // past the plan's steps, At() is what lasts
+    if (!started && shaped) checked = std::min(steps, forecast.peak_ends + kDropSteps);
+    bool fits = started || shaped || plan_beyond + forecast.beyond - rss <= limit;
+    for (size_t step = 0; fits && step < checked; ++step) fits = planned_at(step) + forecast.At(step) - rss <= limit;
     bool admit = first == nullptr || fits;
     if (admit) {
       if (first == nullptr) first = tracked;

@@ -5,6 +5,12 @@
 
 namespace gpuctl::build {
 
+uint64_t FirstPeak(const CompileCurve& curve) {
+  if (curve.peak_passed_step < 0 || curve.steps.empty()) return 0;
+  const size_t through = std::min(static_cast<size_t>(curve.peak_passed_step) + 1, curve.steps.size());
+  return *std::max_element(curve.steps.begin(), curve.steps.begin() + static_cast<long>(through));
+}
+
 CurveShape ShapeOf(const std::vector<const CompileCurve*>& curves) {
   CurveShape shape;
   size_t latest_pass = 0;
@@ -19,7 +25,7 @@ CurveShape ShapeOf(const std::vector<const CompileCurve*>& curves) {
   for (const CompileCurve* curve : curves) {
     if (curve->peak_passed_step < 0 || curve->steps.empty()) continue;
     const size_t pass = std::min(static_cast<size_t>(curve->peak_passed_step), curve->steps.size());
-    const uint64_t peak = *std::max_element(curve->steps.begin(), curve->steps.begin() + static_cast<long>(pass == 0 ? 1 : pass));
+    const uint64_t peak = FirstPeak(*curve);
     if (peak == 0) continue;
     auto fraction = [&](size_t step) { return static_cast<double>(curve->steps[step]) / static_cast<double>(peak); };
     for (size_t step = 0; step < shape.climb.size(); ++step) {
@@ -54,7 +60,9 @@ Forecast ForecastOf(const CurveShape& shape, const ForecastInput& input) {
     if (step < after_from) {
       return step < static_cast<int64_t>(shape.climb.size()) ? shape.climb[static_cast<size_t>(step)] : 1.0;
     }
-    const int64_t at = step - after_from;
+    // A compile past its peak is past the drop its pass step holds (that
+    // step's highest is the peak's): its own memory stands for it.
+    const int64_t at = passed && step == after_from && shape.after.size() > 1 ? 1 : step - after_from;
     if (at < static_cast<int64_t>(shape.after.size())) return shape.after[static_cast<size_t>(at)];
     return std::nullopt;
   };
@@ -64,6 +72,7 @@ Forecast ForecastOf(const CurveShape& shape, const ForecastInput& input) {
   auto bytes = [&](std::optional<double> f) {
     return f ? static_cast<uint64_t>(*f * static_cast<double>(input.peak_bytes)) : forecast.beyond;
   };
+  forecast.peak_ends = passed ? 0 : static_cast<size_t>(after_from - age);
   for (int64_t step = age;; ++step) {
     std::optional<double> here = fraction(step), next = fraction(step + 1);
     if (!here && !next) break;

@@ -43,6 +43,10 @@ struct CurveShape {
   bool empty() const { return climb.empty(); }
 };
 
+// The highest of a curve up to and through its pass step (that step may
+// hold the peak just before the drop); 0 before its peak passed.
+uint64_t FirstPeak(const CompileCurve& curve);
+
 // The envelope of the curves whose peak passed; empty when none did.
 CurveShape ShapeOf(const std::vector<const CompileCurve*>& curves);
 
@@ -51,6 +55,7 @@ CurveShape ShapeOf(const std::vector<const CompileCurve*>& curves);
 struct Forecast {
   std::vector<uint64_t> steps;
   uint64_t beyond = 0;
+  size_t peak_ends = 0;  // steps until the peak has passed (0: it has)
   uint64_t At(size_t step) const { return step < steps.size() ? steps[step] : beyond; }
 };
 

@@ -334,5 +334,52 @@ TEST(BuildGovernor, PeersPastTheirPeakForecastAFreshCompile) {
   EXPECT_EQ(decision.running, 4u);
 }
 
+TEST(BuildGovernor, ARunningCompileIsPausedForWhatComesSoonNotForWhatMayComeLater) {
+  // x and z's last build: 1 GiB for 10 s, then an 8 GiB peak (x 1.1: 8.8).
+  // y has no history: 6.5 GiB, then 7.5 as it shows more. 16 GiB to plan with.
+  const CompileCurve late_peak{.steps = {kGiB, kGiB, kGiB, kGiB, kGiB, 8 * kGiB, kGiB},
+                               .peak_passed_step = 6, .ended = true};
+  TreeSample x = Nvcc("x", kGiB, 1, 1, "/src/x.cu"), z = Nvcc("z", kGiB, 1, 1, "/src/z.cu"), y = Nvcc("y", kGiB);
+  BuildGovernor governor(Budget(17 * kGiB), {{HistoryKey(x), 8 * kGiB}, {HistoryKey(z), 8 * kGiB}}, {},
+                         {{HistoryKey(x), late_peak}, {HistoryKey(z), late_peak}});
+  EXPECT_EQ(governor.Tick({y, x}, 0).running, 2u) << "6.5 + 8.8 fits";
+  y.rss_bytes = 7 * kGiB + kGiB / 2;
+  GovernorDecision decision = governor.Tick({y, x, z}, 0);
+  // x runs on: its next steps fit, and its peak beside y's 7.5 is 10 s off
+  // (y may be done by then; if not, x is paused then, still small). z, not
+  // started, must fit through its peak: it waits.
+  EXPECT_EQ(decision.pause, std::vector<std::string>{"z"});
+}
+
+TEST(BuildGovernor, ACompileToStartMustFitThroughItsPeakNotThroughItsTail) {
+  // x's last build peaks at 4 GiB, then 1 GiB with an 8 GiB bump 12-14 s
+  // later (x 1.1: 4.4, 1.1, 8.8); w's is 4 GiB then 1. Beside y's 7.5 GiB,
+  // w's tail meets x's bump over the 16 GiB; w's peak does not: w starts.
+  const CompileCurve bump{.steps = {4 * kGiB, kGiB, kGiB, kGiB, kGiB, kGiB, kGiB, 8 * kGiB, kGiB},
+                          .peak_passed_step = 1, .ended = true};
+  const CompileCurve tail{.steps = {4 * kGiB, kGiB, kGiB, kGiB, kGiB, kGiB, kGiB, kGiB, kGiB, kGiB},
+                          .peak_passed_step = 1, .ended = true};
+  TreeSample x = Nvcc("x", kGiB, 1, 1, "/src/x.cu"), w = Nvcc("w", kGiB, 1, 1, "/src/w.cu"), y = Nvcc("y", kGiB);
+  GovernorConfig config = Budget(17 * kGiB);
+  config.tick_seconds = 1.0;  // a 2 s step is two ticks
+  BuildGovernor governor(config, {{HistoryKey(x), 4 * kGiB}, {HistoryKey(w), 4 * kGiB}}, {},
+                         {{HistoryKey(x), bump}, {HistoryKey(w), tail}});
+  y.rss_bytes = 7 * kGiB + kGiB / 2;
+  for (uint64_t rss : {4 * kGiB, 4 * kGiB, kGiB, kGiB}) {  // x past its peak
+    x.rss_bytes = rss;
+    ASSERT_EQ(governor.Tick({y, x}, 0).running, 2u);
+  }
+  EXPECT_TRUE(governor.Tick({y, x, w}, 0).pause.empty());
+}
+
+TEST(BuildGovernor, PeersTeachTheirPeakOnceItHasPassed) {
+  // Two one-arch compiles passed a 4 GiB peak (still running their tails):
+  // a third is predicted from them (x 1.15), not from the 6.5 GiB model.
+  BuildGovernor governor(Budget(100 * kGiB));
+  for (uint64_t rss : {kGiB, 4 * kGiB, kGiB}) governor.Tick({Nvcc("p1", rss), Nvcc("p2", rss)}, 0);
+  governor.Tick({Nvcc("p1", kGiB), Nvcc("p2", kGiB), Nvcc("new", kMiB)}, 0);
+  EXPECT_EQ(governor.PredictedPeak("new"), static_cast<uint64_t>(4.0 * 1.15 * static_cast<double>(kGiB)));
+}
+
 }  // namespace
 }  // namespace gpuctl::build

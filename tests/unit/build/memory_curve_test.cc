@@ -68,5 +68,20 @@ TEST(ForecastOf, ASlowedCompileIsNoFurtherUpItsClimbThanItsMemoryShows) {
   EXPECT_EQ(slowed.steps, (std::vector<uint64_t>{16, 16, 16, 4, 4}));
 }
 
+TEST(ShapeOf, APeakInThePassStepIsTheCurvesOne) {
+  // Sampled every 0.25 s, the peak and the drop below half of it often
+  // fall in one 2 s step: that step's highest is the peak.
+  CompileCurve curve{.steps = {2, 4, 8, 1}, .peak_passed_step = 2, .ended = true};
+  EXPECT_EQ(FirstPeak(curve), 8u);
+  EXPECT_EQ(ShapeOf({&curve}).after, (std::vector<double>{1.0, 0.125}));
+}
+
+TEST(ForecastOf, ACompileSeenPastItsPeakIsPastTheDropItsPassStepHolds) {
+  CompileCurve curve{.steps = {2, 8, 4, 1}, .peak_passed_step = 2, .ended = true};
+  Forecast forecast = ForecastOf(ShapeOf({&curve}), {.peak_bytes = 16, .age_steps = 2, .passed_step = 2,
+                                                      .fallback_bytes = 100, .rss_bytes = 1});
+  EXPECT_EQ(forecast.steps, (std::vector<uint64_t>{2, 2})) << "not the 8 of the step it dropped in";
+}
+
 }  // namespace
 }  // namespace gpuctl::build
