@@ -6,31 +6,43 @@
 namespace gpuctl::train {
 namespace {
 
-// Lines this short are always looked at: whole-line signal reports.
-constexpr size_t kShortLine = 40;
+// The one report with no key word: the shell's "<signal description> (core
+// dumped)", e.g. "Quit (core dumped)"; the other whole-line reports ("Killed",
+// "exit=137") start with one.
+constexpr std::string_view kCoreDumped = "(core dumped)";
 
-// Key words, matched by their first four bytes at a word start.
-constexpr std::string_view kKeywords[] = {
-    "CUDA",               // CUDA out of memory, CUDA error: out of memory
-    "NCCL", "nccl",       // NCCL error/WARN/communicator, ncclInternalError...
-    "Watchdog",           // Watchdog caught collective operation timeout
-    "Signal", "signal",   // Signal 9 (SIGKILL) received, got/killed by signal, Signals.SIGTERM
-    "cuda",               // cuda runtime error (2) : out of memory
-    "exitcode", "exit",   // torchrun's exitcode: -9, exit status -9, exit code -9
-    "return", "returncode",  // return code = -9, returncode=-9
-    "Killed", "Terminated", "Aborted", "Segmentation", "Bus ", "Illegal", "Floating",
-                          // a shell's report glued to a progress bar
-    "Fatal",              // Fatal Python error: Segmentation fault
-    "line",               // bash: run.sh: line 3: 1234 Killed
-    "ConfigTokenizer",    // allocator config refusals from here on
-    "CachingAllocator", "Allocator", "allocator",
-    "Unknown", "Unrecognized",
-    "roundups",
-    "single",             // Expected a single True/False argument
-    "garbage_collect_threshold",
-    "per_process_memory_fraction",
-    "register",           // Number of register threads
-    "Pinned",             // Pinned reserve segment size
+// Key words, matched by their first four bytes at a word start, with the
+// parser whose phrases hold them.
+struct KeyWord {
+  std::string_view word;
+  unsigned parser;
+};
+constexpr KeyWord kKeywords[] = {
+    {"CUDA", kCudaOomWords},  // CUDA out of memory, CUDA error: out of memory
+    {"cuda", kCudaOomWords},  // cuda runtime error (2) : out of memory
+    {"NCCL", kNcclWords},     // NCCL error/WARN/communicator
+    {"nccl", kNcclWords},     // ncclInternalError...
+    {"Watchdog", kNcclWords},  // Watchdog caught collective operation timeout
+    {"Signal", kSignalWords},  // Signal 9 (SIGKILL) received, Signals.SIGTERM
+    {"signal", kSignalWords},  // got/killed by signal
+    {"exitcode", kSignalWords}, {"exit", kSignalWords},  // torchrun's exitcode: -9, exit status/code -9
+    {"return", kSignalWords}, {"returncode", kSignalWords},  // return code = -9, returncode=-9
+    // A shell's report glued to a progress bar.
+    {"Killed", kSignalWords}, {"Terminated", kSignalWords}, {"Aborted", kSignalWords},
+    {"Segmentation", kSignalWords}, {"Bus ", kSignalWords}, {"Illegal", kSignalWords},
+    {"Floating", kSignalWords},
+    {"Fatal", kSignalWords},  // Fatal Python error: Segmentation fault
+    {"line", kSignalWords},   // bash: run.sh: line 3: 1234 Killed
+    // Allocator config refusals.
+    {"ConfigTokenizer", kAllocConfWords}, {"CachingAllocator", kAllocConfWords},
+    {"Allocator", kAllocConfWords}, {"allocator", kAllocConfWords},
+    {"Unknown", kAllocConfWords}, {"Unrecognized", kAllocConfWords},
+    {"roundups", kAllocConfWords},
+    {"single", kAllocConfWords},  // Expected a single True/False argument
+    {"garbage_collect_threshold", kAllocConfWords},
+    {"per_process_memory_fraction", kAllocConfWords},
+    {"register", kAllocConfWords},  // Number of register threads
+    {"Pinned", kAllocConfWords},    // Pinned reserve segment size
 };
 
 constexpr uint32_t Prefix(std::string_view word) {
@@ -46,14 +58,22 @@ using Bitmap = std::array<uint64_t, 65536 / 64>;
 
 constexpr Bitmap MakeBitmap() {
   Bitmap bits{};
-  for (std::string_view word : kKeywords) {
-    uint32_t h = Hash(Prefix(word));
+  for (const KeyWord& k : kKeywords) {
+    uint32_t h = Hash(Prefix(k.word));
     bits[h / 64] |= uint64_t{1} << (h % 64);
   }
   return bits;
 }
 
 constexpr Bitmap kBitmap = MakeBitmap();
+
+constexpr size_t kKeywordCount = sizeof kKeywords / sizeof kKeywords[0];
+constexpr std::array<uint32_t, kKeywordCount> MakeKeywordPrefixes() {
+  std::array<uint32_t, kKeywordCount> prefixes{};
+  for (size_t i = 0; i < kKeywordCount; ++i) prefixes[i] = Prefix(kKeywords[i].word);
+  return prefixes;
+}
+constexpr std::array<uint32_t, kKeywordCount> kKeywordPrefixes = MakeKeywordPrefixes();
 
 constexpr bool IsWordByteSlow(char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
@@ -71,19 +91,32 @@ bool IsWordByte(char c) { return kWordBytes[static_cast<unsigned char>(c)]; }
 
 }  // namespace
 
-bool MayHoldEvent(std::string_view body) {
-  if (body.size() <= kShortLine) return true;
+unsigned EventWordsIn(std::string_view body) {
+  unsigned words = 0;
+  std::string_view trimmed = body;
+  while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '\t')) trimmed.remove_suffix(1);
+  if (trimmed.ends_with(kCoreDumped)) words |= kSignalWords;
+  if (body.size() < 4) return words;
   const size_t last = body.size() - 4;
   bool after_word_byte = false;
   for (size_t i = 0; i <= last; ++i) {
     const char c = body[i];
     if (!after_word_byte && IsWordByte(c)) {
-      uint32_t h = Hash(Prefix(body.substr(i, 4)));
-      if (kBitmap[h / 64] & (uint64_t{1} << (h % 64))) return true;
+      const uint32_t prefix = Prefix(body.substr(i, 4));
+      const uint32_t h = Hash(prefix);
+      // The bitmap turns almost every word away; a hit names its parsers.
+      if (kBitmap[h / 64] & (uint64_t{1} << (h % 64))) {
+        for (size_t k = 0; k < kKeywordCount; ++k) {
+          if (kKeywordPrefixes[k] == prefix) words |= kKeywords[k].parser;
+        }
+        if (words == kAllEventWords) return words;
+      }
     }
     after_word_byte = IsWordByte(c);
   }
-  return false;
+  return words;
 }
+
+bool MayHoldEvent(std::string_view body) { return EventWordsIn(body) != 0; }
 
 }  // namespace gpuctl::train

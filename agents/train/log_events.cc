@@ -121,11 +121,15 @@ std::optional<std::string_view> FinalExceptionType(std::string_view body) {
 
 std::optional<LogEvent> ParseLogLine(std::string_view line, uint64_t offset) {
   RankedLine ranked = SplitRankPrefix(line);
-  if (!MayHoldEvent(ranked.body)) return std::nullopt;
-  std::optional<LogEvent> event = ParseCudaOomMessage(ranked.body);
-  if (!event) event = ParseAllocConfError(ranked.body);
-  if (!event) event = ParseNcclError(ranked.body);
-  if (!event) event = ParseSignalMessage(ranked.body);
+  // Only the parsers whose key words the line holds: an NCCL_DEBUG=INFO line
+  // has "NCCL" and nothing the other three look for.
+  const unsigned words = EventWordsIn(ranked.body);
+  if (words == 0) return std::nullopt;
+  std::optional<LogEvent> event;
+  if (words & kCudaOomWords) event = ParseCudaOomMessage(ranked.body);
+  if (!event && (words & kAllocConfWords)) event = ParseAllocConfError(ranked.body);
+  if (!event && (words & kNcclWords)) event = ParseNcclError(ranked.body);
+  if (!event && (words & kSignalWords)) event = ParseSignalMessage(ranked.body);
   if (event) {
     event->offset = offset;
     event->rank = ranked.rank;

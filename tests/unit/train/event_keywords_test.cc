@@ -27,11 +27,16 @@ TEST(MayHoldEvent, LetsKeyWordsThrough) {
   }
 }
 
-TEST(MayHoldEvent, ShortLinesAlwaysPass) {
+// Whole-line reports pass by their key word, or by "(core dumped)"; a short
+// line is not let through for being short.
+TEST(MayHoldEvent, WholeLineReportsPass) {
   EXPECT_TRUE(MayHoldEvent("Killed"));
   EXPECT_TRUE(MayHoldEvent("exit=137"));
-  EXPECT_TRUE(MayHoldEvent(std::string(40, 'x')));
-  EXPECT_FALSE(MayHoldEvent(std::string(41, 'x')));
+  EXPECT_TRUE(MayHoldEvent("Quit (core dumped)"));
+  EXPECT_TRUE(MayHoldEvent("Trace/breakpoint trap (core dumped)  "));
+  EXPECT_FALSE(MayHoldEvent("warmup: scheduler step 12 of 10000"));
+  EXPECT_FALSE(MayHoldEvent(std::string(40, 'x')));
+  EXPECT_FALSE(MayHoldEvent("ok"));
 }
 
 TEST(MayHoldEvent, StopsOrdinaryLines) {
@@ -44,6 +49,31 @@ TEST(MayHoldEvent, StopsOrdinaryLines) {
        }) {
     EXPECT_FALSE(MayHoldEvent(line)) << line;
   }
+}
+
+// Each parser runs only on lines with its own key words: an NCCL_DEBUG=INFO
+// line (the bulk of such logs) wakes the NCCL parser alone.
+TEST(EventWordsIn, NamesTheParsersWhoseKeyWordsALineHolds) {
+  EXPECT_EQ(EventWordsIn("torch.OutOfMemoryError: CUDA out of memory on GPU 0 with 12 GiB in use by this"),
+            kCudaOomWords);
+  // "allocate" starts as "allocator" does: the allocator config parser looks too.
+  EXPECT_EQ(EventWordsIn("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 16.00 GiB. GPU 0"),
+            kCudaOomWords | kAllocConfWords);
+  EXPECT_EQ(EventWordsIn("node-3:12345:12400 [3] NCCL INFO Channel 02/0 : 3[3] -> 4[4] via P2P/IPC/read"),
+            kNcclWords);
+  EXPECT_EQ(EventWordsIn("E1203 api.py:869] failed (exitcode: -9) local_rank: 0 (pid: 4242) of binary"),
+            kSignalWords);
+  EXPECT_EQ(EventWordsIn("RuntimeError: Unrecognized CachingAllocator option: expandable_segmentz"),
+            kAllocConfWords);
+  // Both: the OOM and the signal parser look at it.
+  EXPECT_EQ(EventWordsIn("worker killed by signal after CUDA out of memory on rank 3, see above"),
+            kCudaOomWords | kSignalWords);
+  EXPECT_EQ(EventWordsIn("Killed"), kSignalWords);
+  EXPECT_EQ(EventWordsIn("Alarm clock (core dumped)"), kSignalWords);
+  EXPECT_EQ(EventWordsIn("step 693 | loss 2.104 | lr 3.0e-4 | 13.8 Ktok/s | grad_norm 1.02"), 0u);
+  // A word that only shares the hash of a key word's first four bytes is no key word.
+  EXPECT_EQ(EventWordsIn("singular values of the Hessian, computed every 100 steps, look fine"), kAllocConfWords)
+      << "'sing' is the first four bytes of 'single': the parser decides";
 }
 
 }  // namespace
