@@ -29,6 +29,10 @@ constexpr double kTailMargin = 1.25;
 constexpr long kDropSteps = 2;
 // What a running compile must fit: the next steps, before a later tick can act.
 constexpr size_t kNearSteps = 2;
+// The learned margin: what counts, how fast it forgets, and its ceiling.
+constexpr uint64_t kMarginFloorBytes = uint64_t{1} << 30;
+constexpr double kMarginDecay = 0.995;  // a tick's: half gone in ~35 s at 0.25 s
+constexpr double kMaxMargin = 1.5;
 
 // Whether the memory curve alone can tell `wave`'s peak. A wave with fewer
 // lanes than the one before (5 archs on 4 threads: the fifth arch alone)
@@ -210,13 +214,24 @@ void BuildGovernor::LearnShapes() {
 Forecast BuildGovernor::ForecastFor(const Tracked& tracked) const {
   const uint64_t reservation = std::max(Reservation(tracked), tracked.last.rss_bytes);
   const CurveShape* shape = nullptr;
+  bool own_curve = false;
   if (auto own = source_shapes_.find(HistoryKey(tracked.last)); own != source_shapes_.end()) {
     shape = &own->second;
+    own_curve = true;
   } else if (auto peers = peer_shapes_.find(PeerKey(tracked.last)); peers != peer_shapes_.end()) {
     shape = &peers->second;
   }
   if (shape == nullptr) return {.steps = {}, .beyond = reservation};
-  const uint64_t peak = Predict(tracked);
+  // Past its peak, its own peak is known: its tail scales with it, not with
+  // the highest of its peers (a fwd file peaks at 16.7 GiB, a bwd at 26).
+  const uint64_t own_peak = FirstPeak(tracked.curve);
+  // From its own file's curve: the peak it reached, with no fixed margin;
+  // the learned one (margin_) covers a rebuild that runs over its last.
+  uint64_t peak = own_peak > 0 ? own_peak : Predict(tracked);
+  if (own_curve) {
+    const auto history = source_peaks_.find(HistoryKey(tracked.last));
+    peak = std::max(history != source_peaks_.end() ? history->second : FirstPeak(tracked.curve), tracked.peak_rss);
+  }
   // Past its peak and past what the shape knows: its tail (as Reservation
   // has it), or what it holds now with the next wave's peak on top. Not the
   // tail's high plus the next peak: the next wave's archs start as the
@@ -265,6 +280,18 @@ void BuildGovernor::Forget(const std::vector<TreeSample>& trees) {
     finished_.push_back({ended.last.program, key, ended.peak_rss, seconds, curve});
     it = trees_.erase(it);
   }
+}
+
+void BuildGovernor::LearnMargin() {
+  double worst = 1.0;
+  for (auto& [id, tracked] : trees_) {
+    // Small compiles are noise: a few hundred MiB over is no lesson.
+    if (tracked.forecast_now >= kMarginFloorBytes) {
+      worst = std::max(worst, static_cast<double>(tracked.last.rss_bytes) / static_cast<double>(tracked.forecast_now));
+    }
+    tracked.forecast_now = 0;
+  }
+  margin_ = std::min(kMaxMargin, std::max(worst, 1.0 + (margin_ - 1.0) * kMarginDecay));
 }
 
 void BuildGovernor::Progress(const std::vector<TreeSample>& trees) {
@@ -318,6 +345,7 @@ GovernorDecision BuildGovernor::Tick(const std::vector<TreeSample>& trees, uint6
   });
 
   LearnShapes();
+  LearnMargin();
   const uint64_t limit = Less(Less(config_.budget_bytes, config_.headroom_bytes), other_bytes);
   GovernorDecision decision;
   // The plan, step by step from now: what every tree holds now, and for the
@@ -328,8 +356,13 @@ GovernorDecision BuildGovernor::Tick(const std::vector<TreeSample>& trees, uint6
   auto planned_at = [&](size_t step) { return step < plan.size() ? plan[step] : plan_beyond; };
   const Tracked* first = nullptr;
   for (Tracked* tracked : order) {
-    const Forecast forecast = ForecastFor(*tracked);
+    Forecast forecast = ForecastFor(*tracked);
     const uint64_t rss = tracked->last.rss_bytes;  // already in the plan
+    if (!forecast.steps.empty()) {
+      tracked->forecast_now = forecast.steps[0];
+      for (uint64_t& bytes : forecast.steps) bytes = Scale(bytes, margin_);
+      forecast.beyond = Scale(forecast.beyond, margin_);
+    }
     const size_t steps = std::max(plan.size(), forecast.steps.size());
     // A compile already running is paused only for what comes soon: paused,
     // it still holds its memory, and a conflict further off may never come

@@ -121,6 +121,7 @@ class BuildGovernor {
   // Compiles that ended since the last call.
   std::vector<FinishedCompile> TakeFinished();
   uint64_t pauses() const { return pauses_; }
+  double margin() const { return margin_; }
   const GovernorConfig& config() const { return config_; }
 
  private:
@@ -139,6 +140,9 @@ class BuildGovernor {
     // more busy processes than there are counts the share it got.
     double progress = 0;
     CompileCurve curve;  // by steps of progress
+    // What its forecast said it would hold at most in the step under way
+    // (0: no forecast from a curve): how wrong that was teaches the margin.
+    uint64_t forecast_now = 0;
   };
   struct PeerPeaks {
     uint64_t max = 0;
@@ -182,6 +186,11 @@ class BuildGovernor {
   std::map<std::string, std::vector<CompileCurve>> finished_curves_;  // by PeerKey, past their peak
   std::map<std::string, CurveShape> peer_shapes_;  // by PeerKey
   uint32_t step_ticks_ = 1;
+  // Forecasts from curves are scaled by this: the most a compile ran over
+  // its forecast lately (decaying towards 1 as forecasts hold).
+  double margin_ = 1.0;
+  // Measures the forecasts of the last tick against what the trees hold.
+  void LearnMargin();
   std::map<std::string, Tracked> trees_;
   std::vector<FinishedCompile> finished_;
   uint64_t next_age_ = 0;

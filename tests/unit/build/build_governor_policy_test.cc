@@ -254,9 +254,9 @@ CompileCurve TwelveGiBPeak() {
 }
 
 TEST(BuildGovernor, ACompileStartsWhileAnotherPeaksWhenItsClimbMeetsTheOthersDrop) {
-  // 21 GiB less 1 of headroom; each peak is 13.2 GiB with the history's
-  // margin: two peaks never fit together, but b's climb (6.6 GiB in its
-  // first step) fits beside a's last step at its peak.
+  // 21 GiB less 1 of headroom; each peak is 12 GiB (a file's own curve
+  // has no fixed margin): two peaks never fit together, but b's climb (6
+  // GiB in its first step) fits beside a's last step at its peak.
   GovernorConfig config = Budget(21 * kGiB);
   config.tick_seconds = 1.0;  // a 2 s step is two ticks
   TreeSample a = Nvcc("a", 2 * kGiB, 1, 1, "/src/a.cu"), b = Nvcc("b", 100 * kMiB, 1, 1, "/src/b.cu");
@@ -379,6 +379,22 @@ TEST(BuildGovernor, PeersTeachTheirPeakOnceItHasPassed) {
   for (uint64_t rss : {kGiB, 4 * kGiB, kGiB}) governor.Tick({Nvcc("p1", rss), Nvcc("p2", rss)}, 0);
   governor.Tick({Nvcc("p1", kGiB), Nvcc("p2", kGiB), Nvcc("new", kMiB)}, 0);
   EXPECT_EQ(governor.PredictedPeak("new"), static_cast<uint64_t>(4.0 * 1.15 * static_cast<double>(kGiB)));
+}
+
+TEST(BuildGovernor, AForecastRunOverRaisesTheMarginAndItFadesAsForecastsHold) {
+  // a's curve says at most 6 GiB in its first step; it shows 7.2: forecasts
+  // are scaled by 1.2 from then, less as they hold.
+  TreeSample a = Nvcc("a", 2 * kGiB, 1, 1, "/src/a.cu");
+  BuildGovernor governor(Budget(100 * kGiB), {{HistoryKey(a), 12 * kGiB}}, {}, {{HistoryKey(a), TwelveGiBPeak()}});
+  governor.Tick({a}, 0);
+  EXPECT_DOUBLE_EQ(governor.margin(), 1.0);
+  a.rss_bytes = 7 * kGiB + kGiB / 5;
+  governor.Tick({a}, 0);
+  EXPECT_NEAR(governor.margin(), 1.2, 0.001);
+  // Its forecast now covers 7.2 GiB: no further miss.
+  for (int tick = 0; tick < 100; ++tick) governor.Tick({a}, 0);
+  EXPECT_LT(governor.margin(), 1.15);
+  EXPECT_GT(governor.margin(), 1.0);
 }
 
 }  // namespace
