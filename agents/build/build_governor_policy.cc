@@ -237,8 +237,13 @@ Forecast BuildGovernor::ForecastFor(const Tracked& tracked) const {
   // tail's high plus the next peak: the next wave's archs start as the
   // first wave's end, so its peak meets their tails at what they hold by
   // then, not at their high (five archs: 653 -> 622 s, 0 OOM).
+  // The next wave's peak: its lanes' share of the first wave's, its own
+  // once seen (every arch compiles the same file).
+  const Waves waves = WavesOf(tracked.last);
+  const uint64_t next_wave = own_peak > 0 ? Scale(own_peak / waves.parallel * waves.lanes(tracked.waves_done), kPeerMargin)
+                                          : WavePeak(tracked, tracked.waves_done);
   uint64_t fallback = std::max({Scale(tracked.tail_max, 1.1), tracked.last.rss_bytes + tracked.last.rss_bytes / 4,
-                                tracked.last.rss_bytes + WavePeak(tracked, tracked.waves_done)});
+                                tracked.last.rss_bytes + next_wave});
   if (tracked.curve.peak_passed_step < 0) {
     // Past what the shape knows: its tail at most a margin over the peers'
     // highest, and the next wave's peak if one is left. The first steps

@@ -397,5 +397,26 @@ TEST(BuildGovernor, AForecastRunOverRaisesTheMarginAndItFadesAsForecastsHold) {
   EXPECT_GT(governor.margin(), 1.0);
 }
 
+TEST(BuildGovernor, PastWhatItsPeersShowedACompilesNextWaveIsItsOwnPeaksShare) {
+  // Two five-arch compiles on four threads: the first wave of one peaks at
+  // 8 GiB, of the other at 16; both have passed it (four cicc runs ended)
+  // and hold 1 GiB, past what either has shown. The fifth arch's peak is
+  // planned at a quarter of each one's own peak (x 1.15): 1 + 2.3 and
+  // 1 + 4.6 GiB, not a quarter of the peers' highest for both (2 x 5.6).
+  GovernorConfig config = Budget(100 * kGiB);
+  config.tick_seconds = 1.0;
+  BuildGovernor governor(config);
+  auto five = [](std::string id, uint64_t rss, uint32_t ciccs_done) {
+    TreeSample sample = Nvcc(std::move(id), rss, 5, 4);
+    sample.device_compiles_done = ciccs_done;
+    return sample;
+  };
+  GovernorDecision decision;
+  for (uint64_t high : {kGiB, kGiB, 8 * kGiB, 8 * kGiB}) decision = governor.Tick({five("p1", high, 0), five("p2", 2 * high, 0)}, 0);
+  for (int tick = 0; tick < 3; ++tick) decision = governor.Tick({five("p1", kGiB, 4), five("p2", kGiB, 4)}, 0);
+  EXPECT_LT(decision.planned_bytes, 9 * kGiB);
+  EXPECT_GT(decision.planned_bytes, 8 * kGiB);
+}
+
 }  // namespace
 }  // namespace gpuctl::build
