@@ -47,4 +47,9 @@ struct ScannedNumber {
 };
 std::optional<ScannedNumber> ScanNumber(std::string_view text);
 
+// "2.1043", "693": digits with at most one '.', 15 digits at most, read as
+// from_chars would (the same double, bit for bit) but by one division;
+// nullopt for anything else (an exponent, more digits), which from_chars reads.
+std::optional<double> ShortDecimal(std::string_view digits);
+
 }  // namespace gpuctl::train
