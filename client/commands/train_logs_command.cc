@@ -1,10 +1,12 @@
 // gpuctl train logs NAME [-f] [--from-offset N] [--tail LINES]
 #include <charconv>
 #include <cstdint>
+#include <iostream>
 #include <memory>
 #include <ostream>
 
 #include "agents/sys/clock.h"
+#include "agents/sys/pipe_buffer.h"
 #include "client/commands/command_context.h"
 #include "client/commands/train_subcommands.h"
 #include "client/multinode/multinode_commands.h"
@@ -62,6 +64,8 @@ void RunLogs(CommandContext& ctx, const LogsFlags& flags, bool from_offset_given
 
 Status WriteJobLog(CommandContext& ctx, AgentClient& client, const v1::StreamLogsRequest& request) {
   std::ostream& out = ctx.console.out;
+  // Into a pipe (| grep, | less): a larger one keeps the log at tail's pace.
+  if (&out == &std::cout) sys::GrowStdoutPipe();
   auto write = [&out](std::string_view bytes) {
     // Raw bytes, flushed at once: the log may be binary and a reader waits on it.
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
