@@ -336,7 +336,8 @@ else:
     check("probe no driver mismatch", probe.get("driver_version_mismatch") is False,
           f"library {probe.get('driver_library_version')}")
 ext = [e["step"] for e in plan if "step" in e and e["step"]["step"] == "ext" and e["step"]["phase"] == "planned"]
-envs = [c.get("env", {}) for e in ext for c in e.get("commands", [])]
+# The build's own command: the step first installs its build tools, with no env.
+envs = [c["env"] for e in ext for c in e.get("commands", []) if "FLASH_ATTN_CUDA_ARCHS" in c.get("env", {})]
 archs = envs[0].get("FLASH_ATTN_CUDA_ARCHS") if envs else None
 detail = (f"FLASH_ATTN_CUDA_ARCHS={archs}, MAX_JOBS={envs[0].get('MAX_JOBS') if envs else None}; "
           f"notes: {[n for e in ext for n in e.get('notes', [])]}")
