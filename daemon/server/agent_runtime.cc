@@ -99,12 +99,9 @@ void AgentRuntime::StartProvisioning() {
         provision::ProbeOptions options = provision_prober_->defaults();
         options.default_venvs.clear();
         options.home_dir.clear();
-        // The driver's compute capabilities (NVML), as `gpuctl probe` has them:
-        // without them a GPU whose PCI name is unknown (no pci.ids, as on the
+        // Without them a GPU whose PCI name is unknown (no pci.ids, as on the
         // H200 test host) left the ext step building all five default archs.
-        if (Result<health::HealthSnapshot> health = sampler_->Sample(); health.ok()) {
-          options.driver = DriverReportFrom(health->gpus);
-        }
+        AddDriverAnswers(options, *sampler_);
         return provision::FactsFromProbe(provision_prober_->Probe(options));
       });
   agent_service_->AttachProvisioner(*provisioner_);

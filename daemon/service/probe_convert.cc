@@ -64,6 +64,10 @@ provision::DriverReport DriverReportFrom(const sys::GpuReport& gpus) {
   return report;
 }
 
+void AddDriverAnswers(provision::ProbeOptions& options, health::HealthSampler& sampler) {
+  if (Result<health::HealthSnapshot> health = sampler.Sample(); health.ok()) options.driver = DriverReportFrom(health->gpus);
+}
+
 provision::ProbeOptions DefaultProbeOptions() {
   provision::ProbeOptions options;
   std::optional<std::string> home = sys::EnvironmentVariable("HOME");

@@ -41,10 +41,7 @@ grpc::ServerUnaryReactor* AgentService::Probe(grpc::CallbackServerContext* conte
   provision::ProbeOptions options = prober_.defaults();
   options.venvs.assign(request->venvs().begin(), request->venvs().end());
   bool posted = slow_calls_.Post([this, reactor, response, options = std::move(options)]() mutable {
-    // The driver's own answers (NVML) beat guesses; a failed sample just leaves them out.
-    if (Result<health::HealthSnapshot> health = sampler_.Sample(); health.ok()) {
-      options.driver = DriverReportFrom(health->gpus);
-    }
+    AddDriverAnswers(options, sampler_);  // the driver's own answers beat guesses
     ToProto(prober_.Probe(options), *response);
     reactor->Finish(grpc::Status::OK);
   });
