@@ -12,15 +12,18 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../build_proof/lib.sh"
 venv=$build/_cache/torch-venv
 torch_version=2.11.0
-if [[ -x $venv/bin/torchrun && -x $venv/bin/py-spy ]] && [[ $("$venv/bin/python" -c 'import torch; print(torch.__version__.split("+")[0])' 2>/dev/null) == "$torch_version" ]]; then
-  echo "$venv"
-  exit 0
-fi
+ready() {
+  [[ -x $venv/bin/torchrun && -x $venv/bin/py-spy ]] &&
+    [[ $("$venv/bin/python" -c 'import torch; print(torch.__version__.split("+")[0])' 2>/dev/null) == "$torch_version" ]]
+}
+if ready; then echo "$venv"; exit 0; fi
 uv=$(bash "$here/../fresh_node/get_uv.sh" "$build/tools") || exit $?
 index=$(pip_index) || exit $?
 mkdir -p "$build/_cache/uv"
 exec 9>"$build/_cache/torch-venv.lock"
 flock 9
+# Another caller (scripts/prefetch.sh, a parallel test) may have made it while this one waited.
+if ready; then echo "$venv"; exit 0; fi
 rm -rf "$venv"
 export UV_CACHE_DIR=$build/_cache/uv
 "$uv" venv --quiet --python "$(command -v python3)" "$venv" >&2 || skip "uv could not make a venv"
