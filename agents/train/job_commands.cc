@@ -71,6 +71,7 @@ Result<JobRecord> JobCommands::StartRun(JobSpec spec, Lineage lineage, bool admi
   record.exit_path = placement->exit_path;
   record.cgroup = placement->cgroup;
   record.pid_path = placement->pid_path;
+  record.cgroup_gate = placement->cgroup_gate;
   record.attempts = std::move(lineage.attempts);
   record.hold_step = lineage.hold_step;
   record.restarts_without_progress = lineage.restarts_without_progress;

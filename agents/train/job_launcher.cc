@@ -81,6 +81,12 @@ Result<Placement> JobLauncher::Plan(const JobSpec& spec, const std::string& run_
     p.log_path = HostPathForContainer(spec.container, p.inside.log_path);
     p.exit_path = HostPathForContainer(spec.container, p.inside.exit_path);
     p.pid_path = HostPathForContainer(spec.container, p.inside.pid_path);
+    // A build is governed in a cgroup beneath the container's, which only
+    // the host can make and join: the wrapper waits for the agent to place it.
+    if (options_.cgroups && spec.kind == kJobKindBuild) {
+      p.inside.cgroup_procs = "gate:" + dir + "/cgroup_gate";
+      p.cgroup_gate = HostPathForContainer(spec.container, dir + "/cgroup_gate");
+    }
   }
   if (!spec.script.empty()) {
     std::string script = spec.container.empty() ? spec.script : HostPathForContainer(spec.container, spec.script);
@@ -143,8 +149,11 @@ Status JobLauncher::Prepare(const JobSpec& spec, const Placement& p, bool rerun)
   // A rerun starts a fresh log (offsets count from 0); the last run's stays beside it.
   if (rerun && sys::PathExists(p.log_path)) (void)sys::RenameFile(p.log_path, p.log_path + ".prev");
   if (Status s = sys::RemoveFile(p.exit_path); !s.ok()) return s;
-  if (!p.pid_path.empty()) {
-    if (Status s = sys::RemoveFile(p.pid_path); !s.ok()) return s;
+  std::vector<std::string> stale = {p.pid_path};
+  if (!p.cgroup_gate.empty()) stale.insert(stale.end(), {p.cgroup_gate, p.cgroup_gate + ".pid"});
+  for (const std::string& path : stale) {
+    if (path.empty()) continue;
+    if (Status s = sys::RemoveFile(path); !s.ok()) return s;
   }
   if (Status s = sys::WriteFileAtomic(p.log_path, "", 0640); !s.ok()) return s;
   if (!p.cgroup.empty()) {

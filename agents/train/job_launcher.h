@@ -37,6 +37,7 @@ struct Placement {
   std::string exit_path;
   std::string cgroup;     // PARENT/NAME@RUN, or empty
   std::string pid_path;   // container jobs: the command's pid, as the container numbers it
+  std::string cgroup_gate;  // container builds: where the agent answers the wrapper (container_build_gate.h)
 };
 
 struct Pane {

@@ -330,6 +330,7 @@ json ToJson(const JobRecord& r) {
     j["waiting_for"] = r.waiting_for;
   }
   j["cgroup"] = r.cgroup;
+  if (!r.cgroup_gate.empty()) j["cgroup_gate"] = r.cgroup_gate;
   if (!r.pid_path.empty()) {
     j["pid_path"] = r.pid_path;
     j["inner_pid"] = r.inner_pid;
@@ -371,11 +372,13 @@ Result<JobRecord> JobRecordFromJson(const json& j) {
     r.log_path = j.value("log_path", "");
     r.exit_path = j.value("exit_path", "");
     r.pid_path = j.value("pid_path", "");
+    r.cgroup_gate = j.value("cgroup_gate", "");
     r.inner_pid = JsonIntegerOr(j, "inner_pid", int64_t{0});
     r.inner_pgid = JsonIntegerOr(j, "inner_pgid", int64_t{0});
     GetOptional(j, "inner_start_time", r.inner_start_time);
     for (const auto& [field, path] : {std::pair{"log_path", &r.log_path}, std::pair{"exit_path", &r.exit_path},
                                       std::pair{"pid_path", &r.pid_path}, std::pair{"cgroup", &r.cgroup},
+                                      std::pair{"cgroup_gate", &r.cgroup_gate},
                                       std::pair{"spec.cwd", &r.spec.cwd}}) {
       if (!path->empty() && (path->front() != '/' || path->find("/../") != std::string::npos)) {
         return InvalidArgument(std::string("job record: ") + field + " '" + *path + "' is not an absolute path");

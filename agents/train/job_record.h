@@ -98,6 +98,10 @@ struct JobRecord {
   std::string cgroup;  // the job's memory cgroup, empty when it has none
   std::string log_path;   // where output.log is written (in a container's rootfs for LXC)
   std::string exit_path;  // where the wrapper records the exit status
+  // A container build waiting for the agent to place it in its cgroup: the
+  // gate its wrapper waits at (container_build_gate.h), on the host. Cleared
+  // once answered.
+  std::string cgroup_gate;
   // A container job: signals from the host stop at pct exec, so the wrapper
   // inside starts the command in a session of its own and writes its pid
   // (as the container numbers it) to pid_path. The agent finds that

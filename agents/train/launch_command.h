@@ -36,7 +36,9 @@ struct LaunchPaths {
   std::string exit_path;  // likewise
   // The cgroup.procs file the wrapper moves itself into before the job
   // starts, so every process of the job is in the job's cgroup from birth.
-  // Empty: no cgroup of its own.
+  // Empty: no cgroup of its own. "gate:PATH" (a container build): the
+  // agent places the wrapper from outside once it writes its pid to
+  // PATH.pid, and answers in PATH (container_build_gate.h).
   std::string cgroup_procs;
   // Container jobs: where the wrapper writes the pid of the command, which
   // it starts in a session of its own (setsid). Empty: the command runs in

@@ -135,7 +135,7 @@ void RunMonitor::Refresh(JobEntry& entry, size_t ingest_bytes) {
                 record.spec.name, e.kind, e.offset);
     table_.PublishEvent(e.kind, record, e.message, ToJson(e));
   };
-  if (processes_.FindInner(r)) {
+  if (processes_.PlaceContainerBuild(r) | processes_.FindInner(r)) {  // both, always
     (void)table_.Save(entry);
     table_.Publish(entry);
     guard_.Update(table_);

@@ -2,12 +2,9 @@
 
 #include <signal.h>
 
-#include <charconv>
-
 #include <spdlog/spdlog.h>
 
-#include "agents/sys/confined_root.h"
-#include "agents/sys/files.h"
+#include "agents/train/container_build_gate.h"
 
 namespace gpuctl::train {
 
@@ -40,17 +37,9 @@ bool RunProcesses::InnerAlive(const JobRecord& r) {
 
 bool RunProcesses::FindInner(JobRecord& r) {
   if (r.pid_path.empty() || r.inner_pid > 0 || !IsActive(r.state)) return false;
-  Result<std::string> text = sys::ReadRegularFile(r.pid_path, 32);
-  if (!text.ok()) return false;  // not written yet
   int64_t inner = 0;
-  std::string_view digits(*text);
-  while (!digits.empty() && digits.back() == '\n') digits.remove_suffix(1);
-  auto [end, err] = std::from_chars(digits.data(), digits.data() + digits.size(), inner);
-  if (err != std::errc() || end != digits.data() + digits.size() || inner <= 0) return false;
-  std::optional<sys::ConfinedPath> where = sys::FindConfinedRoot(r.pid_path);
-  if (!where) return false;
-  std::optional<int64_t> host = processes_.HostPidInContainer(where->root, inner);
-  if (!host) return false;  // gone already, or not yet visible: the exit status will say
+  std::optional<int64_t> host = HostPidFromContainerFile(processes_, r.pid_path, &inner);
+  if (!host) return false;  // not written yet, or gone already, or not yet visible: the exit status will say
   r.inner_pid = *host;
   r.inner_start_time = processes_.StartTime(*host);
   // setsid made it lead its own group; without setsid(1) in the container
@@ -59,6 +48,10 @@ bool RunProcesses::FindInner(JobRecord& r) {
   spdlog::info("job '{}' (run {}): its command is pid {} inside container {}, {} here", r.spec.name, r.run_id,
                inner, r.spec.container, *host);
   return true;
+}
+
+bool RunProcesses::PlaceContainerBuild(JobRecord& r) {
+  return cgroups_ != nullptr && OpenContainerBuildGate(r, processes_, *cgroups_);
 }
 
 void RunProcesses::Signal(const JobRecord& r, int sig) {

@@ -29,6 +29,9 @@ class RunProcesses {
   // (the pid it wrote to pid_path, as the container numbers it). True when
   // found now, and set in the record.
   bool FindInner(JobRecord& record);
+  // A container build waiting at its gate: placed in its cgroup and let go
+  // (OpenContainerBuildGate). True when the record changed.
+  bool PlaceContainerBuild(JobRecord& record);
 
   sys::ProcessControl& control() { return processes_; }
   sys::CgroupDriver* cgroups() { return cgroups_; }

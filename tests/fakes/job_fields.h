@@ -38,7 +38,7 @@ GPUCTL_FIELDS(train::JobProgress, last_progress_unix_ms, last_progress, budget_m
 GPUCTL_FIELDS(train::JobGpuMemory, index, uuid, used_bytes, peak_bytes, total_bytes, high_reported);
 GPUCTL_FIELDS(train::JobRecord, spec, run_id, state, state_reason, exit_code, term_signal, pid, pgid, pid_start_time,
               tmux_session, created_unix_ms, started_unix_ms, ended_unix_ms, restart_count, stop_requested,
-              stop_deadline_unix_ms, guard_kill_reason, cgroup, log_path, exit_path, pid_path, inner_pid, inner_pgid,
+              stop_deadline_unix_ms, guard_kill_reason, cgroup, log_path, exit_path, cgroup_gate, pid_path, inner_pid, inner_pgid,
               inner_start_time, log_bytes, parsed_offset, metrics, events, events_dropped, attempts, oom_decided,
               hold_step, progress, agent_stop_reason, agent_stop_cause, relaunch_after_stop, restarts_without_progress,
               relaunch_decided, gpu_memory, queued_unix_ms, queue_position, waiting_for);

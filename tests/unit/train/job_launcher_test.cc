@@ -330,6 +330,29 @@ TEST_F(JobLauncherTest, PrepareLinksAContainerJobsLogIntoTheStore) {
   EXPECT_EQ(fs::read_symlink(State() + "/jobs/j1/output.log").string(), p->log_path);
 }
 
+TEST_F(JobLauncherTest, AContainerBuildWaitsAtAGateTheAgentAnswers) {
+  JobLauncher launcher = Launcher();
+  JobSpec spec = ContainerSpec();
+  spec.kind = std::string(kJobKindBuild);
+  Result<Placement> p = launcher.Plan(spec, "r1");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->inside.cgroup_procs, "gate:/var/lib/gpuctl/jobs/j1/cgroup_gate");
+  EXPECT_EQ(p->cgroup_gate, Rootfs() + "/var/lib/gpuctl/jobs/j1/cgroup_gate");
+  EXPECT_EQ(p->cgroup, "") << "made by the agent once the wrapper waits (container_build_gate.h)";
+  // The last run's gate and answer go, so this run waits for its own.
+  dir_.WriteFile("lxc/200/rootfs/var/lib/gpuctl/jobs/j1/cgroup_gate", "ok\n");
+  dir_.WriteFile("lxc/200/rootfs/var/lib/gpuctl/jobs/j1/cgroup_gate.pid", "17\n");
+  ASSERT_TRUE(launcher.Prepare(spec, *p, true).ok());
+  EXPECT_FALSE(fs::exists(p->cgroup_gate));
+  EXPECT_FALSE(fs::exists(p->cgroup_gate + ".pid"));
+
+  // A training job in a container, or a build where jobs have no cgroups: no gate.
+  spec.kind = std::string(kJobKindTrain);
+  EXPECT_EQ(Launcher().Plan(spec, "r2")->cgroup_gate, "");
+  spec.kind = std::string(kJobKindBuild);
+  EXPECT_EQ(Launcher(/*with_cgroups=*/false).Plan(spec, "r3")->inside.cgroup_procs, "");
+}
+
 // ---- Launch ----
 
 TEST_F(JobLauncherTest, LaunchGivesTmuxTheWrappedCommandTheRunIdAndTheCgroup) {

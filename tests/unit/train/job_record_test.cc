@@ -105,6 +105,7 @@ JobRecord FullRecord() {
   r.cgroup = "/gpuctl/dflash-768@r1735689600-3f2a";
   r.log_path = "/var/lib/gpuctl/jobs/dflash-768/output.log";
   r.exit_path = "/var/lib/gpuctl/jobs/dflash-768/exit_status";
+  r.cgroup_gate = "/var/lib/lxc/200/rootfs/var/lib/gpuctl/jobs/dflash-768/cgroup_gate";
   r.pid_path = "/var/lib/lxc/200/rootfs/var/lib/gpuctl/jobs/dflash-768/job_pid";
   r.inner_pid = 5151;
   r.inner_pgid = 5150;

@@ -256,5 +256,41 @@ TEST_F(JobWrapperTest, InTheContainerFormASigtermToTheWrapperReachesTheCommandAn
   EXPECT_NE(::kill(static_cast<pid_t>(child), 0), 0) << "the command outlived its wrapper's stop";
 }
 
+// A container build: the wrapper writes its pid at the gate and runs nothing
+// until the agent has placed it in its cgroup and answered "ok".
+TEST_F(JobWrapperTest, AtTheGateTheCommandWaitsForTheAgentsAnswer) {
+  const std::string gate = dir_.path() + "/out dir/cgroup_gate";
+  cgroup_procs_ = "gate:" + gate;
+  const std::string ran = dir_.path() + "/ran";
+  sys::CommandOutput out;
+  std::thread wrapper([&] { out = Launch({"/bin/sh", "-c", "echo $PPID >'" + ran + "'"}); });
+  int64_t waiting = 0;
+  for (int i = 0; i < 500 && waiting == 0; ++i) {
+    std::istringstream(Read(gate + ".pid")) >> waiting;
+    if (waiting == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GT(waiting, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(fs::exists(ran)) << "the command ran before the agent answered";
+  std::ofstream(gate) << "ok\n";
+  wrapper.join();
+  EXPECT_EQ(out.exit_code, 0);
+  EXPECT_EQ(Read(exit_), "0\n");
+  // The pid at the gate is the wrapper's: what the agent moves is the
+  // command's parent, so the command is born in the cgroup.
+  EXPECT_EQ(Read(ran), std::to_string(waiting) + "\n");
+}
+
+TEST_F(JobWrapperTest, AGateAnsweredWithAReasonRecords125AndRunsNothing) {
+  const std::string gate = dir_.path() + "/out dir/cgroup_gate";
+  cgroup_procs_ = "gate:" + gate;
+  std::ofstream(gate) << "cannot govern the build: no room\n";
+  sys::CommandOutput out = Launch({"/bin/sh", "-c", "touch '" + dir_.path() + "/ran'"});
+  EXPECT_EQ(out.exit_code, 125);
+  EXPECT_EQ(Read(exit_), "125\n");
+  EXPECT_NE(Read(log_).find("gpuctl: cannot govern the build: no room"), std::string::npos) << Read(log_);
+  EXPECT_FALSE(fs::exists(dir_.path() + "/ran"));
+}
+
 }  // namespace
 }  // namespace gpuctl::train
