@@ -47,6 +47,8 @@ bool IsIndexUrl(std::string_view s) {
 
 }  // namespace
 
+bool IsPlainHttp(std::string_view url) { return url.starts_with("http://"); }
+
 const std::vector<std::string>& StepOrder() {
   static const std::vector<std::string> order = {std::string(kStepDriver), std::string(kStepCuda),
                                                  std::string(kStepVenv), std::string(kStepTorch),
@@ -93,6 +95,14 @@ Result<ProvisionOptions> NormalizeOptions(ProvisionOptions options, const Provis
   if (!options.torch_index.empty() && !IsIndexUrl(options.torch_index)) {
     return InvalidArgument("--torch-index '" + options.torch_index +
                            "' is not a wheel index URL: give http(s)://HOST/PATH, e.g. a mirror's .../whl/cu130");
+  }
+  // torch and its CUDA libraries are installed as root: over plain HTTP,
+  // anyone on the path could replace them.
+  if (IsPlainHttp(options.torch_index) && !options.allow_insecure_index) {
+    return InvalidArgument("--torch-index '" + options.torch_index +
+                           "' is plain HTTP, and torch is installed from it as root: anyone on the network path "
+                           "could change what is installed. Give an https:// index, or add --allow-insecure-index "
+                           "to accept that (the plan then says so)");
   }
 
   std::vector<std::string> wanted = options.steps;

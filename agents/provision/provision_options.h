@@ -36,6 +36,7 @@ struct ProvisionOptions {
   bool replace_driver = false;        // a driver in use may be replaced (CUDA jobs break until the reboot)
   bool secure_boot_enrolled = false;  // the DKMS signing key is enrolled: install under Secure Boot
   std::string torch_index;    // a wheel index URL (a mirror); empty: PyTorch's index for the CUDA
+  bool allow_insecure_index = false;  // an http:// torch_index is accepted (the plan says so)
   // The ext step builds `ext` from here (a source directory or sdist on the
   // target, absolute), not from the package index; `ext` still names the
   // module it checks by importing.
@@ -62,6 +63,9 @@ struct ProvisionConfig {
   // The memory guard's reserve: an extension build's budget leaves it free.
   uint64_t guard_reserve_bytes = 0;
 };
+
+// Whether an index URL is plain http:// (not TLS).
+bool IsPlainHttp(std::string_view url);
 
 // Fills defaults, checks every value and puts the steps in StepOrder().
 // Errors: kInvalidArgument saying which value is wrong and what is accepted.

@@ -2,6 +2,7 @@
 // A torch built for another major (the incident: cu128 with toolkit 13.1) is
 // found by importing it and resolved by reinstalling from the matching index.
 #include "agents/provision/cuda_toolkit.h"
+#include "agents/provision/provision_options.h"
 #include "agents/provision/steps.h"
 #include "agents/provision/venv_python.h"
 
@@ -83,6 +84,10 @@ class TorchStep final : public Step {
                                         : "index " + mirror + " (--torch-index) for CUDA toolkit " +
                                               FormatCudaVersion(toolkit_) +
                                               (tag_ == kMirrorTag ? "" : "; PyTorch's own would be " + tag_));
+    if (IsPlainHttp(mirror)) {
+      plan.notes.push_back("INSECURE: the index is plain HTTP (--allow-insecure-index): anyone on the network path "
+                           "can change the torch installed here as root");
+    }
     return plan;
   }
 

@@ -10,7 +10,15 @@
 #include "common/json_text.h"
 
 namespace gpuctl::client {
+
 namespace {
+// `--cuda ''` would silently mean the default; a value given must be one.
+const CLI::Validator kNotEmpty(
+    [](std::string& value) {
+      return value.empty() ? std::string("an empty value is not one: leave the flag out for the default")
+                           : std::string();
+    },
+    "", "not empty");
 
 struct ProvisionFlags {
   std::string node;
@@ -19,6 +27,7 @@ struct ProvisionFlags {
   std::string cuda, torch, venv, ext, container, driver_branch, torch_index, ext_source;
   bool replace_driver = false;
   bool secure_boot_enrolled = false;
+  bool allow_insecure_index = false;
 };
 
 // Without NAME: the agent of --agent / --node / the local socket. With NAME:
@@ -42,6 +51,7 @@ void RunProvision(CommandContext& ctx, const ProvisionFlags& flags) {
   request.set_replace_driver(flags.replace_driver);
   request.set_secure_boot_enrolled(flags.secure_boot_enrolled);
   request.set_torch_index(flags.torch_index);
+  request.set_allow_insecure_index(flags.allow_insecure_index);
   // A node added with --container is provisioned inside that container.
   if (flags.container.empty() && !flags.node.empty()) {
     Result<Node> node = DefaultNodeStore().Find(flags.node);
@@ -98,23 +108,30 @@ void AddProvisionCommand(CLI::App& app, CommandContext& context) {
   node->add_option("--steps", flags->steps, "Steps to consider (default driver,cuda,venv,torch, plus ext with --ext)")
       ->delimiter(',')
       ->check(CLI::IsMember({"driver", "cuda", "venv", "torch", "ext"}));
-  node->add_option("--cuda", flags->cuda, "CUDA toolkit MAJOR.MINOR (default 13.1)");
-  node->add_option("--torch", flags->torch, "PyTorch version (default 2.10.0)");
-  node->add_option("--venv", flags->venv, "The venv's absolute path (default /opt/gpuctl/venv)");
-  node->add_option("--ext", flags->ext, "A CUDA extension to build, e.g. flash-attn");
+  node->add_option("--cuda", flags->cuda, "CUDA toolkit MAJOR.MINOR (default 13.1)")->check(kNotEmpty);
+  node->add_option("--torch", flags->torch, "PyTorch version (default 2.10.0)")->check(kNotEmpty);
+  node->add_option("--venv", flags->venv, "The venv's absolute path (default /opt/gpuctl/venv)")->check(kNotEmpty);
+  node->add_option("--ext", flags->ext, "A CUDA extension to build, e.g. flash-attn")->check(kNotEmpty);
   node->add_option("--ext-source", flags->ext_source,
-                   "Build --ext from this source directory or sdist on the node (absolute), not the package index");
+                   "Build --ext from this source directory or sdist on the node (absolute), not the package index")
+      ->check(kNotEmpty);
   node->add_option("--container", flags->container,
-                   "Proxmox LXC VMID: provision inside that container (default: the node's, from node add --container)");
+                   "Proxmox LXC VMID: provision inside that container (default: the node's, from node add --container)")
+      ->check(kNotEmpty);
   node->add_option("--driver-branch", flags->driver_branch,
                    "NVIDIA driver branch to install and pin, e.g. 580 or 595 (default 580, the long-term branch; a "
-                   "working driver of another branch is kept unless this is given)");
+                   "working driver of another branch is kept unless this is given)")
+      ->check(kNotEmpty);
   node->add_flag("--replace-driver", flags->replace_driver,
                  "Replace a loaded driver of another branch or source (running CUDA jobs break until the reboot)");
   node->add_flag("--secure-boot-enrolled", flags->secure_boot_enrolled,
                  "Secure Boot is on and the DKMS signing key is enrolled (mokutil): install the driver anyway");
   node->add_option("--torch-index", flags->torch_index,
-                   "Wheel index URL for torch (a mirror of PyTorch's cuXXX index); default: PyTorch's for the CUDA");
+                   "Wheel index URL for torch (a mirror of PyTorch's cuXXX index), https://; default: PyTorch's for "
+                   "the CUDA")
+      ->check(kNotEmpty);
+  node->add_flag("--allow-insecure-index", flags->allow_insecure_index,
+                 "Accept an http:// --torch-index (torch is installed as root from it; the plan says so)");
   node->callback([&context, flags] { RunProvision(context, *flags); });
 }
 

@@ -35,6 +35,7 @@ provision::ProvisionOptions FromProto(const v1::ProvisionRequest& request) {
   options.replace_driver = request.replace_driver();
   options.secure_boot_enrolled = request.secure_boot_enrolled();
   options.torch_index = request.torch_index();
+  options.allow_insecure_index = request.allow_insecure_index();
   options.ext_source = request.ext_source();
   return options;
 }

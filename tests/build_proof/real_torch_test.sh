@@ -31,6 +31,9 @@ free_kib=$(df -Pk "$build" | awk 'NR == 2 {print $4}')
 ((free_kib > 20 * 1024 * 1024)) || skip_allowed platform "under 20 GB free under $build for torch and its CUDA libraries"
 uv=$(bash "$here/../fresh_node/get_uv.sh" "$build/tools") || exit $?
 index=$(pip_index)
+# pip's index may be a local plain-HTTP proxy; gpuctl refuses one unless told.
+insecure=()
+[[ $index == http://* ]] && insecure=(--allow-insecure-index)
 
 work=$(mktemp -d /tmp/gpuctl-torch.XXXXXX)
 agent_pid=
@@ -68,7 +71,7 @@ matched=() mismatched=()
 for version in 2.9.1 2.11.0; do
   start=$SECONDS
   code=0
-  g provision node --steps torch --venv "$venv" --torch "$version" --torch-index "$index" >"$work/torch-$version.out" 2>&1 || code=$?
+  g provision node --steps torch --venv "$venv" --torch "$version" --torch-index "$index" "${insecure[@]}" >"$work/torch-$version.out" 2>&1 || code=$?
   took=$((SECONDS - start))
   # What the index served, from a real import.
   built=$("$venv/bin/python" -c 'import torch; print(torch.__version__, torch.version.cuda)' 2>"$work/import.err") \
@@ -78,7 +81,7 @@ for version in 2.9.1 2.11.0; do
   say "torch $version: the index served $torch_version for CUDA $torch_cuda; the step exited $code in ${took} s"
   if [[ ${torch_cuda%%.*} == "${toolkit%%.*}" ]]; then
     [[ $code == 0 ]] || { cat "$work/torch-$version.out"; fail "torch $version matches the toolkit, yet the step failed"; }
-    g provision node --steps torch --venv "$venv" --torch "$version" --torch-index "$index" >"$work/rerun.out" 2>&1 \
+    g provision node --steps torch --venv "$venv" --torch "$version" --torch-index "$index" "${insecure[@]}" >"$work/rerun.out" 2>&1 \
       || { cat "$work/rerun.out"; fail "the rerun of torch $version"; }
     grep -q "torch *skipped" "$work/rerun.out" || { cat "$work/rerun.out"; fail "the rerun did not skip the torch step"; }
     matched+=("$version")
@@ -96,7 +99,7 @@ say "matched the toolkit: ${matched[*]:-none}; mismatched: ${mismatched[*]:-none
 [[ $EUID -eq 0 ]] || { say "PASS (the ext step needs root for its job cgroup: not run)"; exit 0; }
 # The ext step on the torch that matches: a real CUDA extension, governed.
 if [[ ${mismatched[*]:-} == *"$version"* ]]; then
-  g provision node --steps torch --venv "$venv" --torch "${matched[0]}" --torch-index "$index" >/dev/null 2>&1 \
+  g provision node --steps torch --venv "$venv" --torch "${matched[0]}" --torch-index "$index" "${insecure[@]}" >/dev/null 2>&1 \
     || fail "reinstalling torch ${matched[0]}"
 fi
 flash=$(fetch_sdist flash-attn 2.8.3)

@@ -65,6 +65,22 @@ TEST_F(ProvisionMismatchTest, TorchForCu128WithToolkit131IsReinstalledFromCu130)
   }
 }
 
+// A plain-HTTP mirror, accepted only with --allow-insecure-index: the plan says so.
+TEST_F(ProvisionMismatchTest, AnInsecureIndexIsSaidInThePlan) {
+  VenvWithTorch("cu128");
+  ProvisionOptions options;
+  options.steps = {"torch"};
+  options.torch_index = "http://127.0.0.1:3141/whl/cu130";
+  options.allow_insecure_index = true;
+  auto result = Provision(options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->ok) << result->failed_step;
+  const StepReport& planned = reports.front();
+  EXPECT_THAT(planned.notes, ::testing::Contains(HasSubstr("INSECURE: the index is plain HTTP (--allow-insecure-index)")));
+  options.allow_insecure_index = false;
+  EXPECT_EQ(Provision(options).status().code(), ErrorCode::kInvalidArgument);
+}
+
 // CUDA 13 cannot build for a V100: refused before anything is installed.
 TEST_F(ProvisionMismatchTest, Cuda13OnAVoltaHostIsRefusedNamingCuda129) {
   facts.compute_capabilities = {"7.0"};

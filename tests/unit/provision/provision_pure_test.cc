@@ -188,10 +188,19 @@ TEST(ProvisionOptions, RefusesBadInputSayingWhatIsAccepted) {
   expect_refused([](ProvisionOptions& o) { o.torch_index = "ftp://mirror/whl"; }, "not a wheel index URL");
   expect_refused([](ProvisionOptions& o) { o.torch_index = "https://m/whl cu130"; }, "not a wheel index URL");
   expect_refused([](ProvisionOptions& o) { o.torch_index = "https://m/whl';rm"; }, "not a wheel index URL");
+  // torch is installed as root: a plain-HTTP index only when the user says so.
+  expect_refused([](ProvisionOptions& o) { o.torch_index = "http://mirror.invalid/whl/cu130"; },
+                 "is plain HTTP, and torch is installed from it as root");
+  expect_refused([](ProvisionOptions& o) { o.torch_index = "http://mirror.invalid/whl/cu130"; },
+                 "add --allow-insecure-index");
   ProvisionOptions good;
   good.driver_branch = "595";
   good.torch_index = "https://mirror.invalid/pytorch/whl/cu130";
   EXPECT_TRUE(NormalizeOptions(good, config).ok());
+  ProvisionOptions insecure;
+  insecure.torch_index = "http://127.0.0.1:8080/simple";
+  insecure.allow_insecure_index = true;
+  EXPECT_TRUE(NormalizeOptions(insecure, config).ok());
 }
 
 TEST(AptPackages, ParsesDpkgQueryAndHolds) {
