@@ -4,6 +4,7 @@
 #include <set>
 
 #include "agents/sys/clock.h"
+#include "common/units.h"
 
 namespace gpuctl::client {
 
@@ -80,6 +81,14 @@ Status AgentClient::FromGrpc(const grpc::Status& status) const {
         return Unavailable("TLS handshake with gpuctld at " + address_ + " failed: " + status.error_message() +
                            "\nCheck that --tls-ca signed the agent's certificate (and --tls-server-name matches it), "
                            "and that the agent's --tls-client-ca signed --tls-cert.");
+      }
+      if (!node_.empty()) {
+        return Unavailable("cannot reach gpuctld on node " + node_ + " through its SSH tunnel" +
+                           (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED
+                                ? " within the call's " + FormatDuration(call_timeout_)
+                                : "") +
+                           ": " + status.error_message() + "\nCheck it with 'gpuctl node bootstrap " + node_ +
+                           "' (starts or replaces its agent).");
       }
       return Unavailable("cannot reach gpuctld at " + address_ + ": " + status.error_message() +
                          "\nStart the agent with 'gpuctld --listen " + address_ +

@@ -27,6 +27,10 @@ class AgentClient {
   // Keeps `resource` alive as long as this client: the SSH tunnel behind a
   // node's address must outlive the gRPC channel that dials it.
   void KeepAlive(std::shared_ptr<void> resource) { keepalive_ = std::move(resource); }
+  // A node's agent, reached through an SSH tunnel whose local socket means
+  // nothing to the user: an unreachable or silent agent is then named as
+  // `node` (its name) with this advice, not by the tunnel's address.
+  void NameNode(std::string node) { node_ = std::move(node); }
 
   Result<v1::HealthSnapshot> GetHealth();
   // Calls on_snapshot for each snapshot until it returns false, the stream
@@ -97,6 +101,7 @@ class AgentClient {
                            const std::string& check) const;
 
   std::shared_ptr<void> keepalive_;  // first member: destroyed after the channel
+  std::string node_;  // NameNode; empty: a local or --agent address
   std::string address_;
   std::chrono::milliseconds call_timeout_;
   std::shared_ptr<grpc::Channel> channel_;

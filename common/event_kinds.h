@@ -50,6 +50,8 @@ inline constexpr char kGuardNoVictim[] = "guard_no_victim";
 inline constexpr char kBuildThrottled[] = "build_throttled";
 inline constexpr char kBuildFailed[] = "build_failed";
 inline constexpr char kBuildSummary[] = "build_summary";
+// A build's command exited while processes it started still ran: they are killed.
+inline constexpr char kBuildLeftRunning[] = "build_left_running";
 
 // The event log itself: a reader that fell a ring behind (agents/events).
 inline constexpr char kEventsDropped[] = "events_dropped";

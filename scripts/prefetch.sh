@@ -23,7 +23,13 @@ fill() {  # NAME COMMAND...: runs one fill and reports how it went
   ((rc == 0)) || failed=$((failed + 1))
 }
 
-# The torch wheels first: they are the largest download.
+# The roots first: fresh_node, the costliest test that is not run alone,
+# starts first in the tests phase (its COST) and boots them.
+for suite in bookworm trixie bullseye; do
+  fill "$suite root" bash "$tests/fresh_node/make_root.sh" "$suite" "$build/fresh-roots"
+done
+fill "bookworm root with python3" env GPUCTL_ROOT_INCLUDE=python3 bash "$tests/fresh_node/make_root.sh" bookworm "$build/fresh-roots"
+# Then the torch wheels, the largest download.
 fill "torch 2.11.0 venv" bash "$tests/multinode/torch_venv.sh" "$build"
 # provision_real_torch also installs torch 2.9.1 (the CUDA mismatch): its
 # wheels go into the same uv cache through a venv that is then dropped.
@@ -41,8 +47,4 @@ fill "flash-attn 2.8.3 sources" bash -c '
   build=$1 tests=$2 test_name=prefetch
   source "$tests/build_proof/lib.sh"
   fetch_sdist flash-attn 2.8.3' _ "$build" "$tests"
-for suite in bookworm trixie bullseye; do
-  fill "$suite root" bash "$tests/fresh_node/make_root.sh" "$suite" "$build/fresh-roots"
-done
-fill "bookworm root with python3" env GPUCTL_ROOT_INCLUDE=python3 bash "$tests/fresh_node/make_root.sh" bookworm "$build/fresh-roots"
 echo "prefetch: done, $failed failed"

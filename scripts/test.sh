@@ -21,18 +21,19 @@ report() {
 trap report EXIT
 rm -f build/ctest-junit.xml build-fuzz/ctest-junit.xml build-aarch64/ctest-junit.xml
 timed install bash scripts/install-deps.sh --test
-# The slow tests' downloads (torch wheels, debootstrap roots) go on while the
-# compiler has the CPUs; the tests phase waits for them, so nothing competes
-# with the timing-sensitive tests.
+# The slow tests' downloads (debootstrap roots, torch wheels) go on while the
+# compiler has the CPUs, at the lowest CPU and disk priority, and on into the
+# tests if need be: a test that needs a cache still being filled waits on its
+# lock instead of filling it again.
 mkdir -p build
-nice -n 19 bash scripts/prefetch.sh build >build/prefetch.log 2>&1 &
+nice -n 19 ionice -c 3 bash scripts/prefetch.sh build >build/prefetch.log 2>&1 &
 prefetch=$!
 timed build bash scripts/build.sh -DGPUCTL_BUILD_TESTS=ON
-timed prefetch-wait wait $prefetch || true
-cat build/prefetch.log
 # OS access only in agents/sys, gRPC only at the edges, dependencies down.
 bash scripts/check-layers.sh
 timed tests bash -c 'cd build && ctest --output-on-failure --output-junit ctest-junit.xml --timeout 300 -j 2'
+wait $prefetch || true
+cat build/prefetch.log
 # The suite again under ASan and UBSan, and the fuzz targets (clang, build-fuzz).
 timed sanitize bash scripts/sanitize.sh
 # The aarch64 build and its unit tests under qemu-user. Exit 77: the arm64

@@ -15,6 +15,9 @@ namespace {
 
 constexpr std::chrono::seconds kThrottleEventEvery{30};
 constexpr std::chrono::seconds kHistorySaveEvery{10};
+// A build drops out of the running list as its end is recorded; the record
+// may lag by a moment. Past this many ticks it is taken as not succeeded.
+constexpr uint32_t kEndRecordedWithinTicks = 8;
 
 std::string TreeId(const CompileTree& tree) {
   return std::to_string(tree.root_pid) + ":" + std::to_string(tree.root_start_ticks);
@@ -38,7 +41,8 @@ nlohmann::json BuildStatsJson(const BuildStats& stats) {
   return {{"budget_bytes", stats.budget_bytes},     {"headroom_bytes", stats.headroom_bytes},
           {"running", stats.running},               {"paused", stats.paused},
           {"pauses", stats.pauses},                 {"paused_seconds", stats.paused_seconds},
-          {"compiles_done", stats.compiles_done},   {"in_use_bytes", stats.in_use_bytes},
+          {"compiles_done", stats.compiles_done},   {"compiles_stopped", stats.compiles_stopped},
+          {"in_use_bytes", stats.in_use_bytes},
           {"peak_bytes", stats.peak_bytes},         {"oom_kills", stats.oom_kills},
           {"failure", stats.failure}};
 }
@@ -119,7 +123,12 @@ void BuildWatch::Tick() {
       ++it;
       continue;
     }
-    Finish(it->second);
+    const BuildOutcome outcome = hooks_.outcome ? hooks_.outcome(it->second.job) : BuildOutcome::kSucceeded;
+    if (outcome == BuildOutcome::kRunning && ++it->second.ticks_ended_unrecorded < kEndRecordedWithinTicks) {
+      ++it;  // ended, its end not recorded yet: asked again at the next tick
+      continue;
+    }
+    Finish(it->second, outcome);
     {
       std::lock_guard lock(stats_mutex_);
       ended_.push_back(it->first);
@@ -241,10 +250,7 @@ void BuildWatch::RecordFigures(Run& run, const std::vector<TreeSample>& samples,
   if (auto kills = cgroups_.OomKillCount(run.job.cgroup); kills.ok()) stats.oom_kills = *kills;
   std::vector<FinishedCompile> finished = run.governor->TakeFinished();
   stats.compiles_done += finished.size();
-  if (!finished.empty()) {
-    history_.Record(finished);
-    history_dirty_ = true;
-  }
+  run.to_learn.insert(run.to_learn.end(), finished.begin(), finished.end());
 }
 
 void BuildWatch::Govern(Run& run) {
@@ -337,13 +343,21 @@ void BuildWatch::PauseAllButOldest(Run& run, const std::vector<TreeSample>& samp
   }
 }
 
-void BuildWatch::Finish(Run& run) {
+void BuildWatch::Finish(Run& run, BuildOutcome outcome) {
   for (const std::string& id : run.paused) SignalTree(run, id, SIGCONT);
   BuildStats& stats = run.stats;
   // The compiles that ended with the build, since its last tick: counted,
-  // not kept as peaks (a stopped or failed build's were cut short).
+  // not kept as peaks (a stopped or failed build's were cut short). Those of
+  // a build being stopped still run: they are stopped, not done.
   run.governor->Tick({}, 0);
-  stats.compiles_done += run.governor->TakeFinished().size();
+  const size_t at_end = run.governor->TakeFinished().size();
+  (outcome == BuildOutcome::kStopping ? stats.compiles_stopped : stats.compiles_done) += at_end;
+  // Only a build that exited 0 teaches: a compile of a stopped, failed or
+  // killed one may have been cut short at any point.
+  if (outcome == BuildOutcome::kSucceeded && !run.to_learn.empty()) {
+    history_.Record(run.to_learn);
+    history_dirty_ = true;
+  }
   stats.running = stats.paused = 0;
   stats.in_use_bytes = 0;
   {
@@ -351,7 +365,9 @@ void BuildWatch::Finish(Run& run) {
     stats_[run.job.run_id] = stats;
   }
   Publish(run, event_kind::kBuildSummary,
-          std::to_string(stats.compiles_done) + " compiles governed; peak " + FormatBytes(stats.peak_bytes) + " of " +
+          std::to_string(stats.compiles_done) + " compiles governed" +
+              (stats.compiles_stopped > 0 ? " (and " + std::to_string(stats.compiles_stopped) + " stopped)" : "") +
+              "; peak " + FormatBytes(stats.peak_bytes) + " of " +
               FormatBytes(stats.budget_bytes) + "; " + std::to_string(stats.pauses) + " pauses, " +
               std::to_string(static_cast<uint64_t>(stats.paused_seconds)) + " compile-seconds paused");
 }

@@ -54,7 +54,8 @@ struct BuildStats {
   uint32_t paused = 0;
   uint64_t pauses = 0;          // trees paused, all told
   double paused_seconds = 0;    // tree-seconds spent paused
-  uint64_t compiles_done = 0;
+  uint64_t compiles_done = 0;     // ended on their own
+  uint64_t compiles_stopped = 0;  // still running when the build was stopped
   uint64_t in_use_bytes = 0;    // the trees and the rest of the build, now
   uint64_t peak_bytes = 0;
   uint64_t oom_kills = 0;       // the kernel's, in the build's cgroup
@@ -72,6 +73,14 @@ struct BuildWatchOptions {
   uint32_t cores = 0;
 };
 
+// Where a build no longer governed stands, as its job's record says.
+enum class BuildOutcome {
+  kRunning,    // its end is not recorded yet: asked again at the next tick
+  kStopping,   // being stopped: what still runs is stopped, not done
+  kSucceeded,  // exited 0: its compiles' peaks and durations are learned
+  kFailed,     // any other end: nothing is learned from it
+};
+
 struct BuildWatchHooks {
   std::function<std::vector<BuildJob>()> builds;
   // The build cannot fit: record `why` as the run's end, then kill it.
@@ -84,6 +93,10 @@ struct BuildWatchHooks {
   // build's budget was set at its start, and other work in the domain may
   // have grown since. Empty, or nullopt: the budget alone bounds the build.
   std::function<std::optional<uint64_t>()> domain_room;
+  // How a build that dropped out of `builds` stands. Only a succeeded build
+  // teaches the history: a stopped or killed build's compiles were cut
+  // short. Empty: every build counts as succeeded.
+  std::function<BuildOutcome(const BuildJob& build)> outcome;
 };
 
 class BuildWatch {
@@ -119,6 +132,9 @@ class BuildWatch {
     std::chrono::steady_clock::time_point last_tick{};
     std::chrono::steady_clock::time_point last_throttle_event{};
     bool failed = false;
+    // Compiles that ended while governed, learned only once the build succeeds.
+    std::vector<FinishedCompile> to_learn;
+    uint32_t ticks_ended_unrecorded = 0;  // out of `builds`, its end not yet recorded
   };
   void Govern(Run& run);
   // Pauses and resumes whole trees as decided; re-stops what of a paused
@@ -132,7 +148,7 @@ class BuildWatch {
   std::optional<std::vector<TreeSample>> Sample(Run& run, uint64_t& other_bytes);
   CompileCommand ReadCommand(int64_t pid) const;
   void SignalTree(const Run& run, const std::string& id, int sig);
-  void Finish(Run& run);
+  void Finish(Run& run, BuildOutcome outcome);
   void SaveHistory(bool force);
   void Publish(const Run& run, const std::string& kind, const std::string& message);
 

@@ -47,6 +47,8 @@ std::string Choices(const RepoRange& repo) {
 
 }  // namespace
 
+CudaVersion NewestKnownCuda() { return kReleases.back(); }
+
 Status CheckCudaToolkitExists(std::string_view repo_name, CudaVersion version) {
   const CudaVersion newest = kReleases.back();
   bool released = Before(newest, version);  // newer than the table: the repository decides

@@ -20,6 +20,9 @@ namespace gpuctl::provision {
 // repository itself is then the judge.
 Status CheckCudaToolkitExists(std::string_view repo_name, CudaVersion version);
 
+// The newest toolkit release in the table above (from NVIDIA's release notes).
+CudaVersion NewestKnownCuda();
+
 // CUDA 13 needs the 580 driver branch or later. `driver` is the loaded
 // kernel module's version ("550.127.05"); nullopt (no driver yet) passes.
 Status CheckCudaAgainstDriver(CudaVersion version, const std::optional<std::string>& driver);

@@ -29,6 +29,22 @@ inline constexpr int kFirstBranchWithUnversionedNames = 590;
 // capability < 7.5); the open modules need Turing's GSP.
 inline constexpr int kLastBranchBeforeTuring = 580;
 
+// The branches that drive a GPU generation, as gpuctl installs them (open
+// modules from Turing on, the proprietary ones before), by compute
+// capability. Sources: NVIDIA's driver README, "Appendix A. Supported NVIDIA
+// GPU Products" of each branch (r470, r515, r525, r550, r570, r580), and the
+// open-gpu-kernel-modules README (open modules from 515, for Turing and
+// later). The oldest is the one that drives every board of the generation
+// (Hopper's H200 and H20 came with 550), so it may be newer than one board
+// needs; nullopt for the newest: no end known.
+struct BranchSpan {
+  int oldest = 0;
+  std::optional<int> newest;
+  std::string_view generation;  // "Kepler"
+};
+// nullopt for a compute capability that is not MAJOR.MINOR of a known generation.
+std::optional<BranchSpan> BranchSpanFor(std::string_view compute_capability);
+
 // 580 from "580" or "580.95.05"; nullopt when it does not start with a number.
 std::optional<int> DriverBranchOf(std::string_view version);
 

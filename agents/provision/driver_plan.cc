@@ -84,6 +84,24 @@ Status CheckFlavourFits(const GpuModuleNeeds& needs, int branch, const std::vect
                    "): the 580 branch is the last for Maxwell, Pascal and Volta. Use --driver-branch 580 (the "
                    "default)");
   }
+  // Each GPU's generation bounds the branch: none older than the one that
+  // drives all its boards, none past its last (Kepler's is 470).
+  for (const std::string& capability : capabilities) {
+    std::optional<BranchSpan> span = BranchSpanFor(capability);
+    if (!span) continue;
+    const std::string gpus = "the " + std::string(span->generation) + " GPUs here (compute capability " + capability + ")";
+    if (span->newest && branch > *span->newest) {
+      return Refusal("the " + std::to_string(branch) + " driver branch does not drive " + gpus + ": the " +
+                     std::to_string(*span->newest) + " branch is the last that does. Use --driver-branch " +
+                     std::to_string(*span->newest));
+    }
+    if (branch < span->oldest) {
+      return Refusal("--driver-branch " + std::to_string(branch) + " does not drive " + gpus +
+                     ": the oldest branch that does is " + std::to_string(span->oldest) + ". Use --driver-branch " +
+                     std::to_string(span->oldest) + " or later, or leave it out for " +
+                     std::to_string(kDefaultDriverBranch));
+    }
+  }
   return Status::Ok();
 }
 
@@ -119,6 +137,14 @@ std::string DriverPinPreferences(const std::string& version) {
 Result<DriverPlan> PlanHostDriver(const PlanFacts& facts, const DriverState& state, const DriverRequest& request) {
   const int branch = request.branch > 0 ? request.branch : kDefaultDriverBranch;
   const GpuModuleNeeds needs = ModuleNeedsOf(facts.compute_capabilities);
+  // A GPU of unknown generation may be one the open modules cannot drive:
+  // refused, never a guess.
+  if (!facts.unidentified_gpus.empty()) {
+    return Refusal("cannot tell which NVIDIA kernel modules drive " + Join(facts.unidentified_gpus, ", ") +
+                   ": no driver is loaded to ask, and gpuctl's table of NVIDIA chips "
+                   "(agents/provision/probe_gpu_arch.cc) does not have its device id. Install a driver for it by "
+                   "hand (a working driver is kept), or use a gpuctl that knows it");
+  }
   if (Status s = CheckFlavourFits(needs, branch, facts.compute_capabilities); !s.ok()) return s;
   const std::string package = needs.before_turing ? "cuda-drivers" : "nvidia-open";
   const std::string flavour = needs.before_turing ? "proprietary modules (cuda-drivers): GPUs before Turing"

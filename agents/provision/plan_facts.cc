@@ -24,7 +24,11 @@ PlanFacts FactsFromProbe(const HostProbe& probe) {
   facts.driver_library_version = probe.driver_library_version;
   facts.secure_boot = probe.secure_boot;
   for (const ProbedGpu& gpu : probe.gpus) {
-    if (!gpu.compute_capability.empty()) facts.compute_capabilities.push_back(gpu.compute_capability);
+    if (!gpu.compute_capability.empty()) {
+      facts.compute_capabilities.push_back(gpu.compute_capability);
+    } else {
+      facts.unidentified_gpus.push_back(gpu.pci_address + " [" + gpu.vendor_id + ":" + gpu.device_id + "] " + gpu.name);
+    }
   }
   for (const CudaToolkit& toolkit : probe.cuda_toolkits) {
     // Only where CUDA_HOME would point: a distribution's /usr/bin/nvcc is not one.

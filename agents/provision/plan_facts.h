@@ -31,6 +31,10 @@ struct PlanFacts {
   // UEFI Secure Boot is on: a DKMS-built module loads only with an enrolled key.
   bool secure_boot = false;
   std::vector<std::string> compute_capabilities;  // "9.0", one per GPU
+  // GPUs whose compute capability is known neither from a driver nor from
+  // gpuctl's tables: "0000:17:00.0 [10de:2f99] NVIDIA Corporation Device 2f99".
+  // The driver plan refuses them rather than guess a kernel module.
+  std::vector<std::string> unidentified_gpus;
   uint64_t mem_available_bytes = 0;
   uint32_t cpus = 0;
   // Toolkits at /usr/local/cuda-X.Y whatever installed them (NVIDIA's

@@ -15,6 +15,10 @@ namespace gpuctl::provision {
 // ("Device 2335" with an old pci.ids).
 std::string ComputeCapabilityFromPciName(std::string_view name);
 
+// The same from the PCI device id ("2335", any case), for a device whose name
+// lspci could not resolve. Empty for an id in no known chip's block.
+std::string ComputeCapabilityFromPciDeviceId(std::string_view device_id);
+
 // A PCI address in one spelling for matching lspci ("0000:17:00.0") with
 // NVML/nvidia-smi ("00000000:17:00.0"): lower case, a four-digit domain.
 std::string NormalizePciAddress(std::string_view address);

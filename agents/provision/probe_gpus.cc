@@ -51,6 +51,7 @@ void FillComputeCapabilities(ProbeContext& ctx) {
       gpu.compute_capability = from_driver->second;
     } else {
       gpu.compute_capability = ComputeCapabilityFromPciName(gpu.name);
+      if (gpu.compute_capability.empty()) gpu.compute_capability = ComputeCapabilityFromPciDeviceId(gpu.device_id);
     }
     if (gpu.compute_capability.empty()) {
       ctx.Note("compute capability of " + gpu.pci_address + " (" + gpu.vendor_id + ":" + gpu.device_id +

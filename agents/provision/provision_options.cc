@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "agents/provision/cuda_releases.h"
 #include "agents/provision/torch_index.h"
 
 namespace gpuctl::provision {
@@ -45,6 +46,30 @@ bool IsIndexUrl(std::string_view s) {
   });
 }
 
+// A venv is made by root: never in or over what the system owns. Beneath
+// these, nothing of a venv belongs; these alone are where one would write
+// bin/, lib/ and include/ over the system's (or over users' homes).
+constexpr std::string_view kSystemTrees[] = {"/bin",        "/boot",       "/dev",     "/etc",      "/lib",
+                                             "/lib32",      "/lib64",      "/libx32",  "/proc",     "/run",
+                                             "/sbin",       "/sys",        "/usr/bin", "/usr/include", "/usr/lib",
+                                             "/usr/lib32",  "/usr/lib64",  "/usr/libexec", "/usr/sbin", "/usr/share",
+                                             "/var/lib/dpkg", "/var/lib/apt", "/var/cache/apt", "/var/log"};
+constexpr std::string_view kSystemDirs[] = {"/",       "/home", "/media", "/mnt",      "/opt",     "/root",
+                                            "/srv",    "/tmp",  "/usr",   "/usr/local", "/var",    "/var/lib",
+                                            "/var/cache", "/var/tmp", "/var/spool", "/var/opt", "/usr/local/bin",
+                                            "/usr/local/lib", "/usr/local/sbin", "/usr/local/share", "/usr/local/include"};
+
+// The system directory `path` is or lies beneath; empty: none.
+std::string_view SystemDirectoryOf(std::string_view path) {
+  for (std::string_view tree : kSystemTrees) {
+    if (path == tree || (path.starts_with(tree) && path[tree.size()] == '/')) return tree;
+  }
+  for (std::string_view dir : kSystemDirs) {
+    if (path == dir) return dir;
+  }
+  return {};
+}
+
 }  // namespace
 
 bool IsPlainHttp(std::string_view url) { return url.starts_with("http://"); }
@@ -66,12 +91,28 @@ Result<ProvisionOptions> NormalizeOptions(ProvisionOptions options, const Provis
   if (!cuda || std::count(options.cuda_version.begin(), options.cuda_version.end(), '.') != 1) {
     return InvalidArgument("--cuda '" + options.cuda_version + "' is not a CUDA version: give MAJOR.MINOR, e.g. 13.1");
   }
+  // Past the releases known here, a real run would install the driver and
+  // only then find, in apt, that no such toolkit exists: refused up front.
+  const CudaVersion newest = NewestKnownCuda();
+  const bool past_table = cuda->major > newest.major || (cuda->major == newest.major && cuda->minor > newest.minor);
+  if (past_table && !options.cuda_unlisted) {
+    return InvalidArgument("--cuda " + options.cuda_version + " is newer than the CUDA releases gpuctl knows (up to " +
+                           FormatCudaVersion(newest) +
+                           "): a run would install the driver before apt could say whether it exists. Give a "
+                           "listed version, or add --cuda-unlisted to try it anyway");
+  }
   if (!IsPackageVersion(options.torch_version)) {
     return InvalidArgument("--torch '" + options.torch_version + "' is not a PyTorch version: give e.g. 2.10.0");
   }
   if (!IsSafeAbsolutePath(options.venv_path)) {
     return InvalidArgument("--venv '" + options.venv_path +
                            "' must be an absolute path of letters, digits and . _ - / (no ..)");
+  }
+  if (std::string_view system = SystemDirectoryOf(options.venv_path); !system.empty()) {
+    const std::string where = system == options.venv_path ? "is" : "is beneath " + std::string(system) + ",";
+    return InvalidArgument("--venv " + options.venv_path + " " + where +
+                           " a system directory: the venv is made as root and would write its bin/, lib/ and "
+                           "include/ there. Give a directory of its own, e.g. /opt/gpuctl/venv");
   }
   if (!options.ext.empty() && !IsPackageName(options.ext)) {
     return InvalidArgument("--ext '" + options.ext + "' is not a package name: give e.g. flash-attn");

@@ -37,6 +37,7 @@ struct ProvisionOptions {
   bool secure_boot_enrolled = false;  // the DKMS signing key is enrolled: install under Secure Boot
   std::string torch_index;    // a wheel index URL (a mirror); empty: PyTorch's index for the CUDA
   bool allow_insecure_index = false;  // an http:// torch_index is accepted (the plan says so)
+  bool cuda_unlisted = false;  // a cuda_version newer than the known releases is tried (apt is the judge)
   // The ext step builds `ext` from here (a source directory or sdist on the
   // target, absolute), not from the package index; `ext` still names the
   // module it checks by importing.

@@ -12,6 +12,17 @@ namespace {
 // The torch version is not in PyTorch's table, but --torch-index names a mirror.
 constexpr std::string_view kMirrorTag = "--torch-index";
 
+// The toolkit of a torch release's newest index, to suggest when none fits
+// the one installed: 2.8 -> cu129 -> 12.9, 2.10 -> cu130 -> 13.0.
+std::string ToolkitForNewestIndex(std::string_view torch_version) {
+  std::optional<CudaVersion> newest;
+  for (const std::string& tag : TorchIndexTags(torch_version)) {
+    std::optional<CudaVersion> v = CudaVersionOfIndexTag(tag);
+    if (v && (!newest || v->major > newest->major || (v->major == newest->major && v->minor > newest->minor))) newest = v;
+  }
+  return newest ? FormatCudaVersion(*newest) : FormatCudaVersion({13, 0});
+}
+
 class TorchStep final : public Step {
  public:
   explicit TorchStep(const StepContext& context) : context_(context) {}
@@ -37,8 +48,8 @@ class TorchStep final : public Step {
                               "wheels do not support: install a CUDA 12 toolkit (--steps cuda --cuda 12.6) for the "
                               "cu126 index"
                             : TorchIndexChoices(torch_version) + ", none for a CUDA " + FormatCudaVersion(toolkit_) +
-                                  " toolkit: choose a toolkit of one of those majors (--steps cuda --cuda 13.0) or "
-                                  "another --torch";
+                                  " toolkit: choose a toolkit of one of those majors (--steps cuda --cuda " +
+                                  ToolkitForNewestIndex(torch_version) + ") or another --torch";
       return Refusal("no PyTorch index fits torch " + torch_version + " with CUDA " + FormatCudaVersion(toolkit_) +
                      ": " + why);
     }

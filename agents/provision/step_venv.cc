@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "agents/provision/steps.h"
+#include "agents/sys/directory_listing.h"
+#include "agents/sys/files.h"
 #include "agents/provision/venv_choice.h"
 #include "agents/provision/venv_python.h"
 
@@ -26,6 +28,7 @@ class VenvStep final : public Step {
   std::string Name() const override { return std::string(kStepVenv); }
 
   Result<StepCheck> Check() override {
+    if (Status s = CheckTheDirectoryIsFree(); !s.ok()) return s;
     auto python = RunVersion(VenvPython(context_.options));
     if (!python.ok()) return python.status();
     auto py_spy = RunVersion(VenvPySpy());
@@ -60,6 +63,19 @@ class VenvStep final : public Step {
   }
 
  private:
+  // uv venv writes bin/, lib/ and pyvenv.cfg into the directory as root:
+  // only into a venv, an empty directory, or one that does not exist yet.
+  Status CheckTheDirectoryIsFree() const {
+    const std::string& venv = context_.options.venv_path;
+    const std::string here = context_.target.HostPath(venv);
+    if (!sys::PathExists(here)) return Status::Ok();
+    if (!sys::IsDirectory(here)) return Refusal("--venv " + venv + " exists and is not a directory");
+    if (sys::PathExists(here + "/pyvenv.cfg") || sys::ListDirectoryNames(here).empty()) return Status::Ok();
+    return Refusal("--venv " + venv +
+                   " is a directory with files in it and no pyvenv.cfg, so not a venv: the venv step would write "
+                   "over them as root. Give a new or empty directory, or an existing venv");
+  }
+
   std::string VenvPySpy() const { return context_.options.venv_path + "/bin/py-spy"; }
 
   // The version line of `program --version`; nullopt when it is absent or

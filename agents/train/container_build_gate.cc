@@ -1,12 +1,12 @@
 #include "agents/train/container_build_gate.h"
 
 #include <algorithm>
-#include <charconv>
 
 #include <spdlog/spdlog.h>
 
 #include "agents/sys/confined_root.h"
 #include "agents/sys/files.h"
+#include "agents/train/pid_file.h"
 #include "common/units.h"
 
 namespace gpuctl::train {
@@ -28,21 +28,6 @@ std::optional<std::string> ContainerCgroupOf(std::string_view path) {
     at = end;
   }
   return std::nullopt;
-}
-
-std::optional<int64_t> HostPidFromContainerFile(sys::ProcessControl& processes, const std::string& path,
-                                                int64_t* inner) {
-  Result<std::string> text = sys::ReadRegularFile(path, 32);
-  if (!text.ok()) return std::nullopt;  // not written yet
-  std::string_view digits(*text);
-  while (!digits.empty() && digits.back() == '\n') digits.remove_suffix(1);
-  int64_t number = 0;
-  auto [end, err] = std::from_chars(digits.data(), digits.data() + digits.size(), number);
-  if (err != std::errc() || end != digits.data() + digits.size() || number <= 0) return std::nullopt;
-  std::optional<sys::ConfinedPath> where = sys::FindConfinedRoot(path);
-  if (!where) return std::nullopt;
-  if (inner) *inner = number;
-  return processes.HostPidInContainer(where->root, number);
 }
 
 namespace {
@@ -97,7 +82,9 @@ Status PlaceBuild(JobRecord& r, int64_t host_pid, sys::ProcessControl& processes
 
 bool OpenContainerBuildGate(JobRecord& r, sys::ProcessControl& processes, sys::CgroupDriver& cgroups) {
   if (r.cgroup_gate.empty() || !r.cgroup.empty() || !IsActive(r.state)) return false;
-  std::optional<int64_t> wrapper = HostPidFromContainerFile(processes, r.cgroup_gate + ".pid");
+  // Only a number the container wrote, mapped to the host's: never a host pid.
+  if (!sys::FindConfinedRoot(r.cgroup_gate)) return false;
+  std::optional<int64_t> wrapper = HostPidFromPidFile(processes, r.cgroup_gate + ".pid");
   if (!wrapper) return false;  // not waiting yet (or not visible yet): the next refresh looks again
   Status placed = PlaceBuild(r, *wrapper, processes, cgroups);
   const std::string answer = placed.ok() ? "ok" : "cannot govern the build: " + placed.message();

@@ -29,13 +29,6 @@ namespace gpuctl::train {
 // /lxc/200/ns; LXC 3). nullopt: not a container's process.
 std::optional<std::string> ContainerCgroupOf(std::string_view process_cgroup);
 
-// A pid file written inside a container (a number and a newline), as the
-// host numbers that process; nullopt while it is unwritten, malformed, or
-// its process is not (or no longer) visible. `inner`, when given, gets the
-// number the container gave.
-std::optional<int64_t> HostPidFromContainerFile(sys::ProcessControl& processes, const std::string& path,
-                                                int64_t* inner = nullptr);
-
 // Once the wrapper waits at record.cgroup_gate: makes the build's cgroup
 // (CONTAINER/gpuctl-NAME@RUN) with the build's limit, capped by the room the
 // container's own limit leaves, moves the wrapper into it, sets

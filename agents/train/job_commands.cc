@@ -165,6 +165,9 @@ Result<JobRecord> JobCommands::BeginAgentStop(const std::string& name, std::chro
   }
   entry.kill_sent = false;
   table_.Publish(entry);
+  // The build governor lets go of a build being stopped (GovernableBuilds):
+  // told before the signal, so it does not pause again what the stop resumes.
+  guard_.Update(table_);
   processes_.Signal(r, SIGTERM);
   monitor_.Refresh(entry, 0);
   return r;

@@ -72,9 +72,13 @@ Result<Placement> JobLauncher::Plan(const JobSpec& spec, const std::string& run_
     }
   }
   Placement p;
-  p.inside = {store_.LogPath(name), store_.ExitPath(name), "", ""};
+  // The command runs in a session of its own, its pid written here: the
+  // pane's end (the wrapper's exit, tmux closing it) then sends it no
+  // SIGHUP, and a stop reaches its group once, through the agent alone.
+  p.inside = {store_.LogPath(name), store_.ExitPath(name), "", store_.JobDir(name) + "/job_pid"};
   p.log_path = p.inside.log_path;
   p.exit_path = p.inside.exit_path;
+  p.pid_path = p.inside.pid_path;
   if (!spec.container.empty()) {
     std::string dir = options_.container_state_dir + "/jobs/" + name;
     p.inside = {dir + "/output.log", dir + "/exit_status", "", dir + "/job_pid"};

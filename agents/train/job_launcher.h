@@ -36,7 +36,7 @@ struct Placement {
   std::string log_path;   // as the agent reads them, on the host
   std::string exit_path;
   std::string cgroup;     // PARENT/NAME@RUN, or empty
-  std::string pid_path;   // container jobs: the command's pid, as the container numbers it
+  std::string pid_path;   // the command's pid (as the container numbers it, for a container job)
   std::string cgroup_gate;  // container builds: where the agent answers the wrapper (container_build_gate.h)
 };
 

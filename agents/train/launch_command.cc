@@ -48,8 +48,14 @@ const char* const kJobWrapperScript =
     "  code=$?\n"
     "else\n"
     // In the background without job control the command is not a group
-    // leader, so setsid(1) calls setsid() itself and execs: same pid.
-    "  if command -v setsid >/dev/null 2>&1; then setsid \"$@\" 3>&- & else \"$@\" 3>&- & fi\n"
+    // leader, so setsid(1) calls setsid() itself and execs: same pid. sh
+    // starts a background command with SIGINT and SIGQUIT ignored, for good
+    // (a Python would never raise KeyboardInterrupt): env(1) gives them
+    // back their defaults where it can (coreutils 9), exec'ing in place too.
+    "  if ! command -v setsid >/dev/null 2>&1; then \"$@\" 3>&- &\n"
+    "  elif env --default-signal=INT,QUIT true 2>/dev/null; then setsid env --default-signal=INT,QUIT \"$@\" 3>&- &\n"
+    "  else setsid \"$@\" 3>&- &\n"
+    "  fi\n"
     "  child=$!\n"
     "  record \"$child\" \"$pidfile\"\n"
     "  [ -n \"$stop\" ] && on \"$stop\" TERM\n"

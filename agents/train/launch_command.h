@@ -40,9 +40,11 @@ struct LaunchPaths {
   // agent places the wrapper from outside once it writes its pid to
   // PATH.pid, and answers in PATH (container_build_gate.h).
   std::string cgroup_procs;
-  // Container jobs: where the wrapper writes the pid of the command, which
-  // it starts in a session of its own (setsid). Empty: the command runs in
-  // the wrapper's group, which the host signals directly.
+  // Where the wrapper writes the pid of the command, which it starts in a
+  // session of its own (setsid): the pane's end sends it no SIGHUP, and the
+  // host signals its group (inside a container, the host's signals stop at
+  // pct exec). Empty: the command runs in the wrapper's group (jobs started
+  // by an agent before this).
   std::string pid_path;
 };
 

@@ -1,5 +1,7 @@
 #include "agents/train/run_monitor.h"
 
+#include <signal.h>
+
 #include <spdlog/spdlog.h>
 
 #include "agents/sys/disk_space.h"
@@ -7,6 +9,7 @@
 #include "agents/train/event_retention.h"
 #include "agents/train/exit_status.h"
 #include "agents/train/job_end.h"
+#include "common/event_kinds.h"
 #include "common/units.h"
 
 namespace gpuctl::train {
@@ -76,6 +79,32 @@ bool RunMonitor::AdoptLaunched(JobEntry& entry) {
   return true;
 }
 
+bool RunMonitor::BuildExitedLeavingProcesses(JobEntry& entry) {
+  // A build ends with its own exit: what it left running (a daemon it
+  // setsid'd, a compiler server) is reported and killed, not waited for,
+  // or `gpuctl build --wait` would hang on it. A job being stopped is not:
+  // its end is the stop's.
+  JobRecord& r = entry.record;
+  if (r.spec.kind != kJobKindBuild || r.stop_requested || r.pid <= 0) return false;
+  if (ReadExitStatus(r.exit_path).kind != ExitStatusReading::Kind::kValue) return false;
+  sys::ProcessControl& control = processes_.control();
+  if (control.Alive(r.pid) && (!r.pid_start_time || control.StartTime(r.pid) == r.pid_start_time)) {
+    return false;  // the wrapper is still writing its end
+  }
+  std::string left = "processes outside its command";
+  if (processes_.cgroups() && !r.cgroup.empty()) {
+    if (Result<std::vector<int64_t>> procs = processes_.cgroups()->Processes(r.cgroup); procs.ok()) {
+      left.clear();
+      for (int64_t pid : *procs) left += (left.empty() ? "pid " : ", ") + std::to_string(pid);
+    }
+  }
+  const std::string message = "the build exited, leaving " + left + " running: killed";
+  spdlog::warn("job '{}' (run {}): {}", r.spec.name, r.run_id, message);
+  table_.PublishEvent(event_kind::kBuildLeftRunning, r, message, nlohmann::json::object());
+  processes_.Signal(r, SIGKILL);
+  return true;
+}
+
 bool RunMonitor::SettleIfEnded(JobEntry& entry) {
   JobRecord& r = entry.record;
   if (r.state == JobState::kStarting && r.pid == 0 && r.started_unix_ms == 0) {
@@ -90,7 +119,7 @@ bool RunMonitor::SettleIfEnded(JobEntry& entry) {
   }
   if (processes_.Remain(r)) {
     if (r.state == JobState::kStarting && r.pid > 0) r.state = JobState::kRunning;
-    return false;
+    if (!BuildExitedLeavingProcesses(entry)) return false;
   }
   const GuardView::EndMarks marks = guard_.TakeMarks(r.run_id);
   const JobEnd end = DecideRunEnd({.exit = ReadExitStatus(r.exit_path),
@@ -129,9 +158,12 @@ void RunMonitor::Refresh(JobEntry& entry, size_t ingest_bytes) {
   if (r.state == JobState::kUnreadable) return unreadable_.Refresh(entry);
   const JobState state_before = r.state;
   const uint64_t offset_before = r.parsed_offset, bytes_before = r.log_bytes;
-  auto on_event = [this](const JobRecord& record, const LogEvent& e) {
+  bool deciding_added = false;
+  auto on_event = [this, &deciding_added](const JobRecord& record, const LogEvent& e) {
     // A run may print thousands of tracebacks: those are the debug log's.
-    spdlog::log(DecidesSomething(e) ? spdlog::level::info : spdlog::level::debug, "job '{}': {} at offset {}",
+    const bool deciding = DecidesSomething(e);
+    deciding_added = deciding_added || deciding;
+    spdlog::log(deciding ? spdlog::level::info : spdlog::level::debug, "job '{}': {} at offset {}",
                 record.spec.name, e.kind, e.offset);
     table_.PublishEvent(e.kind, record, e.message, ToJson(e));
   };
@@ -154,8 +186,13 @@ void RunMonitor::Refresh(JobEntry& entry, size_t ingest_bytes) {
   }
   bool parts_changed = false;
   for (JobPart* part : hooks_.all()) parts_changed = part->OnRefresh(table_, entry, now) || parts_changed;
+  // An event that decides something (an OOM, an NCCL error) is saved at
+  // once; the rest with the metrics, at most every 2 s (ProgressSaveDue): a
+  // record saved per tick made a catch-up through a log of thousands of
+  // tracebacks write and fsync the record thousands of times. After a crash
+  // the unsaved ones are read again from the saved offset.
   const bool progress = table_.ProgressSaveDue(entry, now);
-  if (settled || events_added || progress || parts_changed || r.state != state_before) (void)table_.Save(entry);
+  if (settled || deciding_added || progress || parts_changed || r.state != state_before) (void)table_.Save(entry);
   if (settled || events_added || r.state != state_before || r.parsed_offset != offset_before ||
       r.log_bytes != bytes_before) {
     table_.Publish(entry);

@@ -20,12 +20,12 @@ namespace gpuctl::train {
 
 class RunMonitor final : public JobPart {
  public:
-  // Log bytes a tick reads of each job (the rest at the next, at once).
-  // A quarter MiB took ListJobs's p99 during a catch-up from 40 to 11 ms,
-  // but a log full of events then caught up slower (likely a record saved
-  // per tick that adds events), and under ASan an OOM after 1200 exceptions
-  // was read after the run had already ended: issue 23's next step.
-  static constexpr size_t kTickIngestBytes = 1 << 20;
+  // Log bytes a tick reads of each job (the rest at the next, at once). A
+  // quarter MiB keeps a tick short, so a reader waits little behind one
+  // (ListJobs's p99 during a catch-up of three logs: 40 ms at 1 MiB, 11 at a
+  // quarter); records are saved for deciding events and at most every 2 s
+  // otherwise, so smaller ticks cost no extra saves.
+  static constexpr size_t kTickIngestBytes = 256 << 10;
 
   // `hooks`: the parts whose OnRefresh each refresh calls, in their order.
   RunMonitor(JobTable& table, const JobParts& hooks, RunProcesses& processes, UnreadableRuns& unreadable,
@@ -47,6 +47,9 @@ class RunMonitor final : public JobPart {
 
  private:
   bool SettleIfEnded(JobEntry& entry);
+  // A build whose own command has exited while processes it left still run:
+  // reported, killed, and true (it ends now, with its exit status).
+  bool BuildExitedLeavingProcesses(JobEntry& entry);
 
   JobTable& table_;
   const JobParts& hooks_;

@@ -2,9 +2,12 @@
 
 #include <signal.h>
 
+#include <set>
+
 #include <spdlog/spdlog.h>
 
 #include "agents/train/container_build_gate.h"
+#include "agents/train/pid_file.h"
 
 namespace gpuctl::train {
 
@@ -37,16 +40,20 @@ bool RunProcesses::InnerAlive(const JobRecord& r) {
 
 bool RunProcesses::FindInner(JobRecord& r) {
   if (r.pid_path.empty() || r.inner_pid > 0 || !IsActive(r.state)) return false;
-  int64_t inner = 0;
-  std::optional<int64_t> host = HostPidFromContainerFile(processes_, r.pid_path, &inner);
+  int64_t written = 0;
+  std::optional<int64_t> host = HostPidFromPidFile(processes_, r.pid_path, &written);
   if (!host) return false;  // not written yet, or gone already, or not yet visible: the exit status will say
   r.inner_pid = *host;
   r.inner_start_time = processes_.StartTime(*host);
-  // setsid made it lead its own group; without setsid(1) in the container
-  // it shares the wrapper's, which only the pid reaches.
+  // setsid made it lead its own group; without setsid(1) it shares the
+  // wrapper's, which only the pid reaches.
   r.inner_pgid = processes_.ProcessGroup(*host) == *host ? *host : 0;
-  spdlog::info("job '{}' (run {}): its command is pid {} inside container {}, {} here", r.spec.name, r.run_id,
-               inner, r.spec.container, *host);
+  if (r.spec.container.empty()) {
+    spdlog::info("job '{}' (run {}): its command is pid {}, in a session of its own", r.spec.name, r.run_id, *host);
+  } else {
+    spdlog::info("job '{}' (run {}): its command is pid {} inside container {}, {} here", r.spec.name, r.run_id,
+                 written, r.spec.container, *host);
+  }
   return true;
 }
 
@@ -55,22 +62,45 @@ bool RunProcesses::PlaceContainerBuild(JobRecord& r) {
 }
 
 void RunProcesses::Signal(const JobRecord& r, int sig) {
-  if (r.inner_pgid > 0) {
-    if (Status s = processes_.SignalGroup(r.inner_pgid, sig); !s.ok()) {
-      spdlog::warn("job '{}': {}", r.spec.name, s.message());
+  // Each process once: many trainers take a second SIGTERM as "exit now,
+  // skip the checkpoint". The command's own group first (its pid file may be
+  // newer than the record); the wrapper passes a signal on to that group, so
+  // it is left out once the group is known, but for SIGKILL, which it cannot
+  // pass on; then whatever of the cgroup is in neither group (setsid, a
+  // daemonized child).
+  int64_t inner_pid = 0, inner_pgid = r.inner_pgid;
+  if (r.inner_pid > 0 && processes_.StartTime(r.inner_pid) == r.inner_start_time) inner_pid = r.inner_pid;
+  if (inner_pid == 0 && inner_pgid == 0 && !r.pid_path.empty()) {
+    if (std::optional<int64_t> host = HostPidFromPidFile(processes_, r.pid_path)) {
+      inner_pid = *host;
+      if (processes_.ProcessGroup(*host) == *host) inner_pgid = *host;
     }
-  } else if (r.inner_pid > 0 && processes_.StartTime(r.inner_pid) == r.inner_start_time) {
-    (void)processes_.Signal(r.inner_pid, sig);
   }
-  if (r.pgid > 0) {
+  const bool inner_known = inner_pid > 0 || inner_pgid > 0;
+  std::set<int64_t> groups;
+  if (inner_pgid > 0) {
+    if (Status s = processes_.SignalGroup(inner_pgid, sig); !s.ok()) spdlog::warn("job '{}': {}", r.spec.name, s.message());
+    groups.insert(inner_pgid);
+  } else if (inner_pid > 0) {
+    (void)processes_.Signal(inner_pid, sig);
+  }
+  const bool to_wrapper = !inner_known || sig == SIGKILL;
+  if (r.pgid > 0 && to_wrapper) {
     if (Status s = processes_.SignalGroup(r.pgid, sig); !s.ok()) spdlog::warn("job '{}': {}", r.spec.name, s.message());
+    groups.insert(r.pgid);
   }
-  if (!r.cgroup.empty() && cgroups_) {
-    // Whatever left the process group (setsid, a daemonized child) is still
-    // in the cgroup.
+  // A command not yet known (it is being started) gets the signal from the
+  // wrapper: the cgroup's members are left to it, or they would get two.
+  const bool command_starting = !inner_known && !r.pid_path.empty() && sig != SIGKILL;
+  if (!r.cgroup.empty() && cgroups_ && !command_starting) {
     Result<std::vector<int64_t>> procs = cgroups_->Processes(r.cgroup);
     if (procs.ok()) {
-      for (int64_t pid : *procs) (void)processes_.Signal(pid, sig);
+      for (int64_t pid : *procs) {
+        if (pid == inner_pid || (pid == r.pid && !to_wrapper)) continue;
+        std::optional<int64_t> group = processes_.ProcessGroup(pid);
+        if (group && groups.count(*group) > 0) continue;  // signalled with its group
+        (void)processes_.Signal(pid, sig);
+      }
     }
   }
   if (sig == SIGTERM) Signal(r, SIGCONT);

@@ -20,14 +20,16 @@ class RunProcesses {
   // container job's command, its wrapper (the same process: its start time
   // tells a re-used pid apart), or what it left in its process group.
   bool Remain(const JobRecord& record);
-  // SIGTERM and SIGKILL to a container job's command first (signals to the
-  // host side stop at pct exec), then the wrapper's group, then whatever of
-  // the cgroup left the group. A SIGTERM is followed by SIGCONT: a stopped
-  // process (a compile the build governor paused) takes no SIGTERM before.
+  // A signal to every process of the run, each once: the command's own
+  // group (its session; signals to the host side of a container job stop at
+  // pct exec), the wrapper's group only while the command is not known yet
+  // (the wrapper passes it on) or for SIGKILL, then whatever of the cgroup
+  // is in neither. A SIGTERM is followed by SIGCONT: a stopped process (a
+  // compile the build governor paused) takes no SIGTERM before.
   void Signal(const JobRecord& record, int sig);
-  // A container job: the host pid of the command its wrapper started inside
-  // (the pid it wrote to pid_path, as the container numbers it). True when
-  // found now, and set in the record.
+  // The host pid of the command its wrapper started in a session of its own
+  // (the pid it wrote to pid_path; as the container numbers it, for a
+  // container job). True when found now, and set in the record.
   bool FindInner(JobRecord& record);
   // A container build waiting at its gate: placed in its cgroup and let go
   // (OpenContainerBuildGate). True when the record changed.

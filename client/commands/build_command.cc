@@ -16,17 +16,38 @@
 namespace gpuctl::client {
 namespace {
 
+// The default name is the second the build starts; another build may hold
+// it (two started in the same second), so the first of NAME, NAME-2, NAME-3
+// ... that no job has is taken. A name taken between the look and the start
+// (a race with another client) is refused by the agent: the next one is tried.
+Result<v1::Job> StartUnderAFreeName(AgentClient& agent, v1::StartJobRequest request, const std::string& base) {
+  constexpr int kTries = 20;
+  Status last = Status::Ok();
+  for (int n = 1; n <= kTries; ++n) {
+    const std::string name = n == 1 ? base : base + "-" + std::to_string(n);
+    if (agent.GetJob(name).ok()) continue;  // taken, perhaps by an ended build: never replaced
+    request.mutable_spec()->set_name(name);
+    Result<v1::Job> job = agent.StartJob(request);
+    if (job.ok() || job.status().code() != ErrorCode::kAlreadyExists) return job;
+    last = job.status();
+  }
+  return last;
+}
+
 void RunBuild(CommandContext& ctx, BuildFlags flags) {
   if (Status s = CheckCommandAfterSeparator(ctx.args, flags.job.command); !s.ok()) return ctx.Fail(s);
-  if (flags.job.name.empty()) flags.job.name = DefaultBuildName(NowUnixMs());
+  const bool default_name = flags.job.name.empty();
+  if (default_name) flags.job.name = DefaultBuildName(NowUnixMs());
   Result<std::string> client_cwd = LocalJobCwd(ctx, flags.job.container);
   if (!client_cwd.ok()) return ctx.Fail(client_cwd.status());
   Result<v1::StartJobRequest> request = BuildBuildJobRequest(flags, *client_cwd);
   if (!request.ok()) return ctx.Fail(request.status());
   auto agent = ctx.ConnectAgent();
   if (!agent.ok()) return ctx.Fail(agent.status());
-  Result<v1::Job> job = (*agent)->StartJob(*request);
+  Result<v1::Job> job =
+      default_name ? StartUnderAFreeName(**agent, *request, flags.job.name) : (*agent)->StartJob(*request);
   if (!job.ok()) return ctx.Fail(job.status().Wrap("starting build " + flags.job.name));
+  flags.job.name = job->spec().name();
   if (!flags.wait) {
     std::string agent_flag = ctx.global.agent.empty() ? "" : "--agent " + ctx.global.agent + " ";
     PrintJob(ctx, *job, JobStartedText(*job, agent_flag));
@@ -69,7 +90,7 @@ void AddBuildCommand(CLI::App& app, CommandContext& context) {
       "A build is a job: gpuctl train status|logs|stop NAME work on it.\n"
       "Exit 2 when a flag is wrong or the agent refuses (unknown arch, budget above the host's): nothing\n"
       "started; with --wait, 1 when the build fails; 3 when the agent cannot be reached.");
-  cmd->add_option("--name", flags->job.name, "Job name (default build-YYYYMMDD-HHMMSS)")->type_name("NAME");
+  cmd->add_option("--name", flags->job.name, "Job name (default build-YYYYMMDD-HHMMSS, with -2, -3 ... when a job has that name)")->type_name("NAME");
   cmd->add_option("--cwd", flags->job.cwd, "Working directory (default: the current directory for a local agent)")
       ->type_name("DIR");
   cmd->add_option("--env", flags->job.env, "KEY=VALUE added to the build's environment; repeatable")

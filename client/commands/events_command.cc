@@ -84,7 +84,10 @@ void AddEventsCommand(CLI::App& app, CommandContext& context) {
       "missed. A reader that falls behind gets an events_dropped event saying how many it missed.\n"
       "Exit 0 ok, 1 the agent reported an error, 3 the agent cannot be reached.");
   cmd->add_flag("-f,--follow", flags->follow, "Keep printing new events as they happen");
-  cmd->add_option("--after", flags->after, "Only events numbered above SEQ (the seq of the last one you saw)")
+  cmd->add_option("--after", flags->after,
+                  "Only events numbered above SEQ (the seq of the last one you saw; a SEQ past the newest is "
+                  "refused, exit 2)")
+      ->check(CLI::NonNegativeNumber)
       ->type_name("SEQ");
   cmd->callback([&context, flags] { RunEvents(context, *flags); });
 }

@@ -28,6 +28,7 @@ struct ProvisionFlags {
   bool replace_driver = false;
   bool secure_boot_enrolled = false;
   bool allow_insecure_index = false;
+  bool cuda_unlisted = false;
 };
 
 // Without NAME: the agent of --agent / --node / the local socket. With NAME:
@@ -52,6 +53,7 @@ void RunProvision(CommandContext& ctx, const ProvisionFlags& flags) {
   request.set_secure_boot_enrolled(flags.secure_boot_enrolled);
   request.set_torch_index(flags.torch_index);
   request.set_allow_insecure_index(flags.allow_insecure_index);
+  request.set_cuda_unlisted(flags.cuda_unlisted);
   // A node added with --container is provisioned inside that container.
   if (flags.container.empty() && !flags.node.empty()) {
     Result<Node> node = DefaultNodeStore().Find(flags.node);
@@ -130,6 +132,8 @@ void AddProvisionCommand(CLI::App& app, CommandContext& context) {
                    "Wheel index URL for torch (a mirror of PyTorch's cuXXX index), https://; default: PyTorch's for "
                    "the CUDA")
       ->check(kNotEmpty);
+  node->add_flag("--cuda-unlisted", flags->cuda_unlisted,
+                 "Try a --cuda newer than the releases gpuctl knows (refused otherwise, before any step runs)");
   node->add_flag("--allow-insecure-index", flags->allow_insecure_index,
                  "Accept an http:// --torch-index (torch is installed as root from it; the plan says so)");
   node->callback([&context, flags] { RunProvision(context, *flags); });

@@ -43,17 +43,30 @@ Result<int> ParsePid(const std::string& text, const std::string& what) {
 }
 
 // What the agent wrote last, for errors: why it did not come up.
-std::string LogTail(ssh::SshSession& session, const AgentLayout& layout, bool systemd) {
-  Result<ssh::ExecResult> tail = session.Exec(LogTailCommand(layout, systemd));
+// Only what this start wrote (since `mark`): an earlier failed start's
+// lines would point at a cause that is gone.
+std::string LogTail(ssh::SshSession& session, const AgentLayout& layout, bool systemd, uint64_t mark) {
+  Result<ssh::ExecResult> tail = session.Exec(LogTailCommand(layout, systemd, mark));
   if (!tail.ok()) return "(cannot read the log: " + tail.status().message() + ")";
-  return tail->out.empty() ? "(the log is empty)" : tail->out;
+  return tail->out.empty() ? "(it wrote nothing to its log)" : tail->out;
+}
+
+// LogMarkCommand's number; 0 (the whole log) when it printed none.
+uint64_t LogMark(ssh::SshSession& session, const AgentLayout& layout, bool systemd) {
+  Result<ssh::ExecResult> mark = session.Exec(LogMarkCommand(layout, systemd));
+  if (!mark.ok()) return 0;
+  try {
+    return std::stoull(mark->out);
+  } catch (const std::exception&) {
+    return 0;
+  }
 }
 
 // Polls until the agent's socket exists and GetHealth answers through the
 // tunnel; fails early when the process dies.
 Result<std::unique_ptr<AgentClient>> WaitUntilAnswers(const std::shared_ptr<ssh::SshSession>& session,
                                                       const AgentLayout& layout, int pid, bool systemd,
-                                                      std::chrono::milliseconds deadline) {
+                                                      uint64_t log_mark, std::chrono::milliseconds deadline) {
   const sys::RealClock clock;
   auto give_up_at = clock.SteadyNow() + deadline;
   std::string last_error;
@@ -62,7 +75,7 @@ Result<std::unique_ptr<AgentClient>> WaitUntilAnswers(const std::shared_ptr<ssh:
     if (!readiness.ok()) return readiness.status();
     if (readiness->rfind("dead", 0) == 0) {
       return Unavailable("gpuctld (pid " + std::to_string(pid) + ") exited right after starting on " +
-                         session->description() + "; the end of its log:\n" + LogTail(*session, layout, systemd));
+                         session->description() + "; the end of its log:\n" + LogTail(*session, layout, systemd, log_mark));
     }
     if (readiness->rfind("ready", 0) == 0) {
       Result<std::unique_ptr<AgentClient>> client =
@@ -80,7 +93,7 @@ Result<std::unique_ptr<AgentClient>> WaitUntilAnswers(const std::shared_ptr<ssh:
   return Unavailable("gpuctld (pid " + std::to_string(pid) + ") on " + session->description() +
                      " did not answer within " + FormatDuration(deadline) +
                      (last_error.empty() ? "" : " (" + last_error + ")") + "; the end of its log:\n" +
-                     LogTail(*session, layout, systemd));
+                     LogTail(*session, layout, systemd, log_mark));
 }
 
 struct LocalBinary {
@@ -203,6 +216,7 @@ Result<BootstrapResult> BootstrapAgent(std::shared_ptr<ssh::SshSession> session,
     }
   }
 
+  const uint64_t log_mark = LogMark(*session, layout, use_systemd);
   Result<std::string> started = Status();
   if (use_systemd) {
     if (Status s = session->UploadBytes(DeployedUnitFile(), kUnitPath, 0644); !s.ok()) return s;
@@ -224,7 +238,7 @@ Result<BootstrapResult> BootstrapAgent(std::shared_ptr<ssh::SshSession> session,
   progress << "started gpuctld (pid " << *pid << (use_systemd ? ", systemd" : "") << ")\n";
 
   Result<std::unique_ptr<AgentClient>> client =
-      WaitUntilAnswers(session, layout, *pid, use_systemd, options.answer_deadline);
+      WaitUntilAnswers(session, layout, *pid, use_systemd, log_mark, options.answer_deadline);
   if (!client.ok()) return client.status();
   progress << "agent answers (build " << EscapeForTerminal(result.build) << ")\n";
   result.client = std::move(*client);

@@ -31,6 +31,7 @@ Result<std::unique_ptr<AgentClient>> ConnectNodeAgent(const CommandContext& cont
     bootstrap.layout = *layout;
     Result<BootstrapResult> booted = BootstrapAgent(*session, bootstrap, context.console.err);
     if (!booted.ok()) return booted.status();
+    booted->client->NameNode(name);
     return std::move(booted->client);
   }
   Result<std::unique_ptr<AgentClient>> client =
@@ -39,6 +40,7 @@ Result<std::unique_ptr<AgentClient>> ConnectNodeAgent(const CommandContext& cont
     return Status(client.status().code(),
                   client.status().message() + "; install or start it with: gpuctl node bootstrap " + name);
   }
+  (*client)->NameNode(name);
   return client;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -64,11 +65,16 @@ Status ValidateNodeName(const std::string& name) {
   }
   // "local" means this machine's agent wherever a node name is taken.
   if (name == "local") return InvalidArgument("'local' is reserved for this machine's agent; pick another name");
+  // "all" means every node in --nodes: a node of that name could never be picked alone.
+  if (name == "all") return InvalidArgument("'all' is reserved: --nodes all means every node; pick another name");
   return Status::Ok();
 }
 
 Result<std::pair<std::string, std::string>> ParseNodeLabel(const std::string& text) {
   size_t eq = text.find('=');
+  if (eq == std::string::npos) {
+    return InvalidArgument("bad label '" + text + "': give KEY=VALUE (KEY= for an empty value)");
+  }
   std::string key = text.substr(0, eq);
   std::string value = eq == std::string::npos ? "" : text.substr(eq + 1);
   bool key_ok = !key.empty() && key.size() <= 63 && std::all_of(key.begin(), key.end(), [](char c) {
@@ -95,6 +101,17 @@ Result<Node> ParseNodeTarget(const std::string& name, const std::string& target)
     node.user = rest.substr(0, at);
     rest = rest.substr(at + 1);
     if (node.user.empty()) return InvalidArgument("empty user in '" + target + "'");
+    // A login name: letters, digits and . _ - (with @ and \ for directory
+    // accounts, $ for machine accounts); it reaches ssh and remote shells.
+    bool user_ok = node.user.size() <= 64 && node.user.front() != '-' &&
+                   std::all_of(node.user.begin(), node.user.end(), [](char c) {
+                     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                            std::string_view("._-@\\$").find(c) != std::string_view::npos;
+                   });
+    if (!user_ok) {
+      return InvalidArgument("bad user '" + node.user + "' in '" + target +
+                             "': up to 64 letters, digits, '.', '_', '-', '@', '\\' or '$', not starting with '-'");
+    }
   }
   if (!rest.empty() && rest.front() == '[') {  // [v6]:port
     size_t close = rest.find(']');
@@ -119,8 +136,16 @@ Result<Node> ParseNodeTarget(const std::string& name, const std::string& target)
     node.host = rest;
   }
   if (node.host.empty()) return InvalidArgument("no host in '" + target + "': give [USER@]ADDR[:PORT]");
-  if (node.host.find_first_of(" \t/") != std::string::npos) {
-    return InvalidArgument("bad host '" + node.host + "' in '" + target + "'");
+  // A DNS name (at most 253 characters) or an address; a v6 zone after '%'.
+  bool host_ok = node.host.size() <= 253 && node.host.front() != '-' &&
+                 std::all_of(node.host.begin(), node.host.end(), [](char c) {
+                   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                          std::string_view(".-_:%").find(c) != std::string_view::npos;
+                 });
+  if (!host_ok) {
+    return InvalidArgument("bad host '" + node.host.substr(0, 64) + (node.host.size() > 64 ? "..." : "") + "' in '" +
+                           target.substr(0, 80) + (target.size() > 80 ? "..." : "") +
+                           "': a DNS name or address of at most 253 letters, digits, '.', '-', '_' or ':'");
   }
   return node;
 }

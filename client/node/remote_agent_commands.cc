@@ -181,9 +181,15 @@ std::string ReadinessCommand(const AgentLayout& layout, int pid) {
          ShellQuote(layout.socket) + " ]; then echo ready; else echo starting; fi";
 }
 
-std::string LogTailCommand(const AgentLayout& layout, bool systemd) {
-  if (systemd) return "journalctl -u gpuctld -n 20 --no-pager 2>&1";
-  return "tail -n 20 " + ShellQuote(layout.log) + " 2>&1";
+std::string LogMarkCommand(const AgentLayout& layout, bool systemd) {
+  if (systemd) return "date +%s";
+  return "stat -c %s " + ShellQuote(layout.log) + " 2>/dev/null || echo 0";
+}
+
+std::string LogTailCommand(const AgentLayout& layout, bool systemd, uint64_t mark) {
+  if (systemd) return "journalctl -u gpuctld --since @" + std::to_string(mark) + " -n 20 --no-pager 2>&1";
+  // tail -c +N starts at byte N, counted from 1.
+  return "tail -c +" + std::to_string(mark + 1) + " " + ShellQuote(layout.log) + " 2>&1 | tail -n 20";
 }
 
 }  // namespace gpuctl::client

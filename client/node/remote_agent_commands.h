@@ -55,7 +55,11 @@ std::string StartDetachedCommand(const AgentLayout& layout);
 std::string StartSystemdCommand();
 // Prints "ready" (pid alive and socket present), "starting" or "dead".
 std::string ReadinessCommand(const AgentLayout& layout, int pid);
-// The last lines of the agent's log (the journal under systemd).
-std::string LogTailCommand(const AgentLayout& layout, bool systemd);
+// Where the agent's log stands before a start: the log's size in bytes,
+// or the time (seconds since the epoch) under systemd; prints a number.
+std::string LogMarkCommand(const AgentLayout& layout, bool systemd);
+// The last lines the agent wrote since `mark` (LogMarkCommand's number):
+// this start's, not those of earlier failed ones.
+std::string LogTailCommand(const AgentLayout& layout, bool systemd, uint64_t mark);
 
 }  // namespace gpuctl::client

@@ -71,6 +71,7 @@ json BuildJson(const v1::BuildOptions& options, const v1::BuildStatus& b) {
           {"pauses", b.pauses()},
           {"paused_seconds", b.paused_seconds()},
           {"compiles_done", b.compiles_done()},
+          {"compiles_stopped", b.compiles_stopped()},
           {"in_use_bytes", b.in_use_bytes()},
           {"peak_bytes", b.peak_bytes()},
           {"oom_kills", b.oom_kills()},

@@ -141,7 +141,8 @@ std::string BuildText(const v1::BuildStatus& b) {
   std::string text = "budget " + FormatBytes(b.budget_bytes()) + ", in use " + FormatBytes(b.in_use_bytes()) +
                      ", peak " + FormatBytes(b.peak_bytes()) + "; compiles: " + std::to_string(b.running()) +
                      " running, " + std::to_string(b.paused()) + " paused, " + std::to_string(b.compiles_done()) +
-                     " done; " + std::to_string(b.pauses()) + " pauses, " +
+                     " done" + (b.compiles_stopped() > 0 ? ", " + std::to_string(b.compiles_stopped()) + " stopped" : "") +
+                     "; " + std::to_string(b.pauses()) + " pauses, " +
                      std::to_string(static_cast<uint64_t>(b.paused_seconds())) + " compile-s paused; " +
                      std::to_string(b.oom_kills()) + " OOM kills";
   if (!b.failure().empty()) text += "; failed: " + b.failure();

@@ -113,9 +113,14 @@ std::string ProvisionSummaryToText(const v1::ProvisionSummary& summary) {
     out << (summary.dry_run() ? "dry run: nothing was changed" : "provisioned") << " in "
         << Seconds(summary.elapsed_ms()) << "\n";
   } else {
-    out << "stopped at " << EscapeForTerminal(summary.failed_step()) << (summary.refused() ? " (refused)" : " (failed)")
-        << "; fix the cause and rerun: finished steps are skipped. Progress: "
-        << EscapeForTerminal(summary.state_file()) << "\n";
+    out << "stopped at " << EscapeForTerminal(summary.failed_step()) << (summary.refused() ? " (refused)" : " (failed)");
+    // A dry run writes no progress: no state file to point to.
+    if (summary.dry_run()) {
+      out << "; a dry run changes and records nothing: fix the cause and run it again\n";
+    } else {
+      out << "; fix the cause and rerun: finished steps are skipped. Progress: "
+          << EscapeForTerminal(summary.state_file()) << "\n";
+    }
   }
   if (summary.reboot_required()) out << "reboot needed to load the new NVIDIA kernel module\n";
   return out.str();

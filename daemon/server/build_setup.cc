@@ -67,6 +67,15 @@ std::vector<build::BuildJob> GovernableBuilds(train::JobSupervisor& jobs) {
   return builds;
 }
 
+build::BuildOutcome BuildOutcomeOf(train::JobSupervisor& jobs, const build::BuildJob& build) {
+  Result<train::JobRecord> job = jobs.GetJob(build.name);
+  if (!job.ok() || job->run_id != build.run_id) return build::BuildOutcome::kFailed;  // removed, or run again
+  // Being stopped, or already ended by the stop (its compiles die at once).
+  if (job->stop_requested) return build::BuildOutcome::kStopping;
+  if (train::IsActive(job->state)) return build::BuildOutcome::kRunning;
+  return job->state == train::JobState::kSucceeded ? build::BuildOutcome::kSucceeded : build::BuildOutcome::kFailed;
+}
+
 std::unique_ptr<build::BuildWatch> StartBuildWatch(const std::string& state_dir, train::JobSupervisor& jobs,
                                                    events::EventLog& events, const std::optional<GuardPlan>& guard,
                                                    sys::CgroupDriver* cgroups, sys::ProcessControl& processes,
@@ -86,6 +95,7 @@ std::unique_ptr<build::BuildWatch> StartBuildWatch(const std::string& state_dir,
             events.Publish({.kind = kind, .job = build.name, .message = message, .fields = std::move(fields)});
           },
       .domain_room = [&guard, &fs, cgroups]() -> std::optional<uint64_t> { return DomainRoom(guard, fs, cgroups); },
+      .outcome = [&jobs](const build::BuildJob& build) { return BuildOutcomeOf(jobs, build); },
   };
   build::BuildWatchOptions options;
   options.history_path = state_dir + "/build-peaks.json";

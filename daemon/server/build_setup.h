@@ -43,6 +43,9 @@ Status PrepareBuildSpec(train::JobSpec& spec, const build::BuildHostFacts& facts
 // stopped: what can be governed.
 std::vector<build::BuildJob> GovernableBuilds(train::JobSupervisor& jobs);
 
+// How a build the governor no longer sees stands, from its job's record.
+build::BuildOutcome BuildOutcomeOf(train::JobSupervisor& jobs, const build::BuildJob& build);
+
 // The live build governor over the running build jobs, started: it fails a
 // build that cannot fit (marking the run failed and killing its cgroup),
 // publishes its events, and takes the room left in the guard's domain

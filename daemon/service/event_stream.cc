@@ -1,6 +1,8 @@
 #include "daemon/service/event_stream.h"
 
 #include <iterator>
+#include <limits>
+#include <string>
 #include <optional>
 #include <vector>
 
@@ -11,7 +13,13 @@ namespace gpuctl::daemon {
 EventStreamReactor::EventStreamReactor(events::EventLog& log, uint64_t after_seq, bool follow,
                                        OpenStreams* streams)
     : StreamWriter(streams), log_(log) {
-  if (follow) {
+  const uint64_t newest = log_.last_seq();
+  if (after_seq > newest && after_seq != std::numeric_limits<uint64_t>::max()) {
+    refused_ = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                            "--after " + std::to_string(after_seq) + " is past the newest event (" +
+                                std::to_string(newest) + "); event numbers rise across agent restarts, so give one "
+                                "that `gpuctl events` showed");
+  } else if (follow) {
     // The wakeup runs on the publisher's thread: it starts a write at most.
     // One before Start does nothing; Start reads what it announced.
     subscription_ = log_.Subscribe(after_seq, [this] { Wake(); });
@@ -23,6 +31,10 @@ EventStreamReactor::EventStreamReactor(events::EventLog& log, uint64_t after_seq
 }
 
 auto EventStreamReactor::Produce(v1::AgentEvent& out, grpc::Status& end) -> Next {
+  if (refused_) {
+    end = *refused_;
+    return Next::kEnd;
+  }
   std::optional<events::AgentEvent> next;
   if (subscription_) {
     next = subscription_->Next();

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 
 #include "agents/events/event_log.h"
 #include "daemon/service/stream_writer.h"
@@ -20,7 +21,9 @@ class EventStreamReactor final : public StreamWriter<v1::AgentEvent> {
   // Sends the events after `after_seq` that the log still keeps; then, with
   // `follow`, each new one until the client cancels or the log ends its
   // subscriptions (shutdown: UNAVAILABLE); without, finishes OK. With
-  // `streams`, shutdown ends it.
+  // `streams`, shutdown ends it. An `after_seq` past the newest event (but
+  // UINT64_MAX, "send nothing") is refused (INVALID_ARGUMENT): those numbers
+  // are not used yet, and a follower would silently skip the events up to it.
   EventStreamReactor(events::EventLog& log, uint64_t after_seq, bool follow, OpenStreams* streams = nullptr);
 
  private:
@@ -30,6 +33,7 @@ class EventStreamReactor final : public StreamWriter<v1::AgentEvent> {
   events::EventLog& log_;
   std::deque<events::AgentEvent> backlog_;                    // without follow
   std::shared_ptr<events::EventSubscription> subscription_;  // with follow; set once, before Start
+  std::optional<grpc::Status> refused_;                       // why it ends before its first event
 };
 
 }  // namespace gpuctl::daemon

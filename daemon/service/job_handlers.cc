@@ -36,6 +36,7 @@ void ToProto(const build::BuildStats& in, v1::BuildStatus& out) {
   out.set_pauses(in.pauses);
   out.set_paused_seconds(in.paused_seconds);
   out.set_compiles_done(in.compiles_done);
+  out.set_compiles_stopped(in.compiles_stopped);
   out.set_in_use_bytes(in.in_use_bytes);
   out.set_peak_bytes(in.peak_bytes);
   out.set_oom_kills(in.oom_kills);

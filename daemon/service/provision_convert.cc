@@ -36,6 +36,7 @@ provision::ProvisionOptions FromProto(const v1::ProvisionRequest& request) {
   options.secure_boot_enrolled = request.secure_boot_enrolled();
   options.torch_index = request.torch_index();
   options.allow_insecure_index = request.allow_insecure_index();
+  options.cuda_unlisted = request.cuda_unlisted();
   options.ext_source = request.ext_source();
   return options;
 }

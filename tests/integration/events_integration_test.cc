@@ -83,8 +83,10 @@ TEST_F(Events, EmptyBacklogPrintsNothingAndExitsZero) {
   RunResult as_json = Gpuctl({"-o", "json", "events"});
   EXPECT_EQ(as_json.exit_code, 0) << as_json.err;
   EXPECT_EQ(as_json.out, "");
+  // Numbers not used yet are said to be so (exit 2), not answered with nothing.
   RunResult after = Gpuctl({"events", "--after", "5"});
-  EXPECT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_EQ(after.exit_code, 2) << after.err;
+  EXPECT_NE(after.err.find("--after 5 is past the newest event (0)"), std::string::npos) << after.err;
   EXPECT_EQ(after.out, "");
 }
 
@@ -100,6 +102,7 @@ TEST_F(Events, FollowAgainstAStoppedAgentExits3AndSaysHowToStartIt) {
 TEST_F(Events, BadFlagsExit2) {
   address_ = UnixAddress();
   EXPECT_EQ(Gpuctl({"events", "--after", "soon"}).exit_code, 2);
+  EXPECT_EQ(Gpuctl({"events", "--after", "-1"}).exit_code, 2);
   EXPECT_EQ(Gpuctl({"events", "--bogus"}).exit_code, 2);
 }
 

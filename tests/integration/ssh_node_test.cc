@@ -184,6 +184,22 @@ TEST_F(SshNodeTest, NodeWithoutAnAgentSaysHowToBootstrapIt) {
   EXPECT_EQ(both.exit_code, 2) << both.err;
 }
 
+// An agent that hangs (stopped here) is named by its node and the call's
+// timeout, not by the client's temporary tunnel socket, where starting a
+// gpuctld would mean nothing.
+TEST_F(SshNodeTest, AHungAgentIsNamedByItsNodeNotByTheTunnelsSocket) {
+  ASSERT_EQ(Bootstrap(/*accept_new=*/true).exit_code, 0);
+  const int pid = PidFromFile();
+  ASSERT_EQ(::kill(pid, SIGSTOP), 0);
+  RunResult health = Gpuctl({"--node", "n1", "health"});
+  ::kill(pid, SIGCONT);
+  EXPECT_EQ(health.exit_code, 3) << health.err;
+  EXPECT_NE(health.err.find("cannot reach gpuctld on node n1 through its SSH tunnel"), std::string::npos)
+      << health.err;
+  EXPECT_NE(health.err.find("gpuctl node bootstrap n1"), std::string::npos) << health.err;
+  EXPECT_EQ(health.err.find("gpuctld --listen"), std::string::npos) << health.err;
+}
+
 TEST_F(SshNodeTest, GpuctlNodeEnvironmentVariableSelectsTheNode) {
   ASSERT_EQ(Bootstrap(/*accept_new=*/true).exit_code, 0);
   std::map<std::string, std::string> env = ClientEnv();

@@ -175,6 +175,62 @@ TEST_F(Train, StopSendsTermThenKillAfterTheGrace) {
   EXPECT_EQ(stopped["exit_code"], 143);  // SIGTERM, recorded by the wrapper
 }
 
+// A stop gives the trainer its SIGTERM once and the whole grace, whatever
+// wrapper starts it: a shell that does not exec, --script, or none. The
+// trainer's handler "saves a checkpoint" for 2 s, counting every SIGTERM
+// and SIGHUP it gets (a second SIGTERM means "exit now" to many trainers;
+// a SIGHUP came from the pane closing when the wrapper died first).
+TEST_F(Train, AStopGivesTheTrainerOneSigtermAndItsGraceThroughAnyWrapper) {
+  StartTrainAgent();
+  dir_.WriteFile("trainer.py",
+                 "import signal, sys, time\n"
+                 "out = sys.argv[1]\n"
+                 "def note(what):\n"
+                 "    with open(out + '.' + what, 'a') as f: f.write(what + '\\n')\n"
+                 "terms = 0\n"
+                 "def on_term(sig, frame):\n"
+                 "    global terms\n"
+                 "    terms += 1\n"
+                 "    note('term')\n"
+                 "    if terms > 1: return\n"
+                 "    time.sleep(2)\n"
+                 "    with open(out, 'w') as f: f.write('saved\\n')\n"
+                 "    sys.exit(0)\n"
+                 "signal.signal(signal.SIGTERM, on_term)\n"
+                 "signal.signal(signal.SIGHUP, lambda sig, frame: note('hup'))\n"
+                 "print('ready', flush=True)\n"
+                 "while True: time.sleep(0.05)\n");
+  const std::string trainer = dir_.path() + "/trainer.py";
+  struct Case {
+    std::string name;
+    std::vector<std::string> how;  // after the job's name
+  } cases[] = {
+      {"through-bash", {"--", "bash", "-c", "python3 " + trainer + " " + dir_.path() + "/through-bash; echo after"}},
+      {"through-sh", {"--", "sh", "-c", "python3 " + trainer + " " + dir_.path() + "/through-sh; echo after"}},
+      {"through-script", {"--script", dir_.path() + "/run.sh"}},
+      {"direct", {"--", "python3", trainer, dir_.path() + "/direct"}},
+  };
+  dir_.WriteFile("run.sh", "#!/bin/bash\npython3 " + trainer + " " + dir_.path() + "/through-script\necho after\n");
+  ASSERT_EQ(chmod((dir_.path() + "/run.sh").c_str(), 0755), 0);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<std::string> start = {"train", "start", "--name", c.name};
+    start.insert(start.end(), c.how.begin(), c.how.end());
+    RunResult started = Gpuctl(start);
+    ASSERT_EQ(started.exit_code, 0) << started.err;
+    const std::string log = StateDir() + "/jobs/" + c.name + "/output.log";
+    ASSERT_TRUE(WaitUntil([&] { return ReadFile(log).find("ready") != std::string::npos; }, std::chrono::seconds(10)))
+        << ReadFile(log);
+    RunResult stopped = Gpuctl({"-o", "json", "train", "stop", c.name, "--grace", "30s"});
+    ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+    EXPECT_EQ(json::parse(stopped.out)["state"], "stopped") << stopped.out;
+    const std::string out = dir_.path() + "/" + c.name;
+    EXPECT_EQ(ReadFile(out), "saved\n") << "the checkpoint was not saved; log:\n" << ReadFile(log);
+    EXPECT_EQ(ReadFile(out + ".term"), "term\n") << "SIGTERMs the trainer got";
+    EXPECT_EQ(ReadFile(out + ".hup"), "") << "SIGHUPs the trainer got";
+  }
+}
+
 TEST_F(Train, BadInputIsRefusedWithExit2AndNothingStarts) {
   StartTrainAgent();
   dir_.WriteFile("not-exec.sh", "#!/bin/sh\necho hi\n");

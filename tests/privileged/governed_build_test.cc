@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -121,6 +123,105 @@ TEST_F(GovernedBuild, EightCompilesInA25GiBDomainAllBuildWithoutAKill) {
   EXPECT_LE(static_cast<uint64_t>(MostAtOnce(log)) * 700 * kMiB, 2560 * kMiB) << ReadText(log);
   std::cout << "makespan " << Makespan(log) << " s (one at a time: 16 s at least); at their peak at once, at most "
             << MostAtOnce(log) << "; pauses " << job["build"]["pauses"] << "\n";
+}
+
+// A stopped build teaches the next one nothing, and the stop reaches every
+// compile at once: the governor lets go of the build before the SIGTERM, so
+// it does not pause again what the stop resumed. (Before: it did, the
+// compiles took their SIGTERM late, their cut-short peaks went into the
+// history, and the next build of the same sources was planned from them.)
+TEST_F(GovernedBuild, AStoppedBuildIsLetGoAtOnceAndTeachesTheNextOneNothing) {
+  const std::string src = dir_.path() + "/src", bin = dir_.path() + "/bin", log = dir_.path() + "/compiles.log";
+  fs::create_directories(src);
+  fs::create_directories(bin);
+  fs::create_symlink(BinaryPath("tests/fake_compile"), bin + "/cc");
+  std::ofstream(src + "/Makefile") << "OBJS = o1.o o2.o o3.o o4.o o5.o o6.o\nall: $(OBJS)\n%.o: %.c\n\tcc 700 $(T) $@ $<\n";
+  for (int i = 1; i <= 6; ++i) std::ofstream(src + "/o" + std::to_string(i) + ".c") << "int x;\n";
+  std::vector<std::string> flags = AgentFlags();
+  flags.erase(std::find(flags.begin(), flags.end(), "--guard"), flags.end());
+  flags.insert(flags.end(), {"--guard", "on", "--guard-domain", "cgroup:" + domain_});
+  StartAgent(flags, AgentEnv());
+  const std::vector<std::string> env = {"--env", "PATH=" + bin + ":/usr/bin:/bin", "--env", "FAKE_COMPILE_LOG=" + log};
+
+  std::vector<std::string> first = {"build", "--name", "first", "--cwd", src};
+  first.insert(first.end(), env.begin(), env.end());
+  first.insert(first.end(), {"--", "make", "-j6", "T=20"});
+  ASSERT_EQ(Gpuctl(first).exit_code, 0);
+  // Governed: some compiles run, the rest are paused.
+  ASSERT_TRUE(WaitUntil([&] { return Status("first")["build"].value("paused", 0) > 0; }, std::chrono::seconds(20)))
+      << Status("first").dump(2);
+  const auto asked = std::chrono::steady_clock::now();
+  RunResult stopped = Gpuctl({"-o", "json", "train", "stop", "first", "--grace", "20s"});
+  const auto took = std::chrono::steady_clock::now() - asked;
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  EXPECT_EQ(json::parse(stopped.out)["state"], "stopped");
+  // Every compile took the SIGTERM at once (the fake ones die of it): none
+  // was left paused until the grace's SIGKILL.
+  EXPECT_LT(std::chrono::duration_cast<std::chrono::seconds>(took).count(), 10) << AgentLog();
+  json job = Status("first");
+  EXPECT_EQ(job["build"]["compiles_done"], 0) << job.dump(2);
+  EXPECT_GT(job["build"]["compiles_stopped"].get<int>(), 0) << job.dump(2);
+  // Nothing of it was learned.
+  EXPECT_EQ(ReadText(StateDir() + "/build-peaks.json").find("o1.c"), std::string::npos)
+      << ReadText(StateDir() + "/build-peaks.json");
+
+  // The same sources again, to the end: built, as a fresh copy would be.
+  std::vector<std::string> second = {"build", "--name", "second", "--cwd", src, "--wait"};
+  second.insert(second.end(), env.begin(), env.end());
+  second.insert(second.end(), {"--", "make", "-j6", "T=1"});
+  RunResult built = Gpuctl(second);
+  EXPECT_EQ(built.exit_code, 0) << built.out << built.err << AgentLog();
+  EXPECT_EQ(Status("second")["build"]["compiles_done"], 6);
+  // A build that succeeded teaches: its compiles are in the history (saved
+  // at most every 10 s).
+  EXPECT_TRUE(WaitUntil([&] { return ReadText(StateDir() + "/build-peaks.json").find("o1.c") != std::string::npos; },
+                        std::chrono::seconds(15)))
+      << ReadText(StateDir() + "/build-peaks.json");
+}
+
+// A build that exits 0 while a process it started still runs (a daemon it
+// setsid'd) ends with its own exit: --wait returns, the state is succeeded,
+// and the process left behind is said and killed.
+TEST_F(GovernedBuild, ABuildThatExitsLeavingADaemonEndsWithItsOwnExit) {
+  StartAgent(AgentFlags(), AgentEnv());
+  const std::string pid_file = dir_.path() + "/daemon.pid";
+  RunResult built = Gpuctl({"build", "--name", "leaves", "--cwd", dir_.path(), "--wait", "--", "sh", "-c",
+                            "setsid sleep 300 >/dev/null 2>&1 </dev/null & echo $! >" + pid_file + "; echo built"});
+  EXPECT_EQ(built.exit_code, 0) << built.out << built.err << AgentLog();
+  json job = Status("leaves");
+  EXPECT_EQ(job["state"], "succeeded") << job.dump(2);
+  EXPECT_EQ(job["exit_code"], 0);
+  RunResult events = Gpuctl({"-o", "json", "events"});
+  EXPECT_NE(events.out.find("\"build_left_running\""), std::string::npos) << events.out;
+  const pid_t daemon = static_cast<pid_t>(std::stol(ReadText(pid_file)));
+  EXPECT_TRUE(WaitUntil([&] { return ::kill(daemon, 0) != 0; }, std::chrono::seconds(5)))
+      << "the daemon the build left (pid " << daemon << ") still runs";
+}
+
+// Builds started in the same second get names of their own: the default
+// name is taken by a job already, so the next free one is used, and the
+// ended job of that name is never replaced.
+TEST_F(GovernedBuild, ADefaultNameAJobHasIsNotTakenAgain) {
+  StartAgent(AgentFlags(), AgentEnv());
+  // Every name the next few seconds could give is taken by an ended job.
+  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::vector<std::string> taken;
+  for (int s = 0; s < 6; ++s) {
+    const std::time_t at = now + s;
+    std::tm utc{};
+    gmtime_r(&at, &utc);
+    char name[32];
+    std::strftime(name, sizeof name, "build-%Y%m%d-%H%M%S", &utc);
+    taken.push_back(name);
+    ASSERT_EQ(Gpuctl({"train", "start", "--name", name, "--", "true"}).exit_code, 0);
+  }
+  for (const std::string& name : taken) WaitForEnd(name);
+  RunResult built = Gpuctl({"-o", "json", "build", "--cwd", dir_.path(), "--", "true"});
+  ASSERT_EQ(built.exit_code, 0) << built.err;
+  const std::string name = json::parse(built.out)["name"];
+  EXPECT_TRUE(name.ends_with("-2")) << name;
+  EXPECT_NE(std::find(taken.begin(), taken.end(), name.substr(0, name.size() - 2)), taken.end()) << name;
+  for (const std::string& old : taken) EXPECT_EQ(Status(old)["kind"], "train") << old << " was replaced";
 }
 
 }  // namespace

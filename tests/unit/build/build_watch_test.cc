@@ -64,6 +64,7 @@ class BuildWatchTest : public ::testing::Test {
       events_.push_back(kind);
     };
     hooks.domain_room = [this] { return domain_room_; };
+    hooks.outcome = [this](const BuildJob&) { return outcome_; };
     BuildWatchOptions options;
     options.history_path = state_.path() + "/build-peaks.json";
     options.headroom_bytes = kGiB;
@@ -99,6 +100,11 @@ class BuildWatchTest : public ::testing::Test {
   std::vector<std::string> failures_;
   std::vector<std::string> events_;
   std::optional<uint64_t> domain_room_;  // the guard's domain: nullopt, as big as the budget
+  BuildOutcome outcome_ = BuildOutcome::kSucceeded;
+  std::string History() const {
+    auto saved = sys::ReadWholeFile(state_.path() + "/build-peaks.json");
+    return saved.ok() ? *saved : "";
+  }
 };
 
 // Other work in the guard's domain grew after the build's budget was set:
@@ -276,6 +282,56 @@ TEST_F(BuildWatchTest, AFailedReadOfTheCgroupForgetsNothing) {
   // done and b and c, new again, would be paused a second time.
   EXPECT_EQ(watch->Stats("r1")->compiles_done, 0u);
   EXPECT_EQ(watch->Stats("r1")->pauses, 2u);
+}
+
+// A stopped build: the compiles still running are stopped, not done, and
+// nothing it ran teaches the history (a.cu ended before the stop, but the
+// next build of these sources must not be planned from a cut-short run).
+TEST_F(BuildWatchTest, AStoppedBuildTeachesNothingAndCountsWhatStillRanAsStopped) {
+  auto watch = ThreeCompilesAfterOneTick(1);
+  Exit(20);
+  Exit(21);
+  watch->Tick();
+  ASSERT_EQ(watch->Stats("r1")->compiles_done, 1u);
+  outcome_ = BuildOutcome::kStopping;
+  builds_.clear();  // GovernableBuilds lets go of a build being stopped
+  watch->Tick();
+  EXPECT_EQ(Signalled(SIGCONT), (std::vector<int64_t>{30, 31, 40, 41})) << "what it paused takes the stop's SIGTERM";
+  EXPECT_EQ(watch->Stats("r1")->compiles_done, 1u);
+  EXPECT_EQ(watch->Stats("r1")->compiles_stopped, 2u);
+  watch->Stop();
+  EXPECT_EQ(History().find("a.cu"), std::string::npos) << History();
+}
+
+TEST_F(BuildWatchTest, AFailedBuildTeachesNothing) {
+  auto watch = ThreeCompilesAfterOneTick(1);
+  Exit(20);
+  Exit(21);
+  watch->Tick();
+  outcome_ = BuildOutcome::kFailed;
+  builds_.clear();
+  watch->Tick();
+  EXPECT_EQ(watch->Stats("r1")->compiles_stopped, 0u);
+  watch->Stop();
+  EXPECT_EQ(History().find("a.cu"), std::string::npos) << History();
+}
+
+// Out of the running list before its record says how it ended: asked again
+// at the next tick, and learned from once it says succeeded.
+TEST_F(BuildWatchTest, ABuildIsLearnedFromOnceItsRecordSaysItSucceeded) {
+  auto watch = ThreeCompilesAfterOneTick(1);
+  Exit(20);
+  Exit(21);
+  watch->Tick();
+  outcome_ = BuildOutcome::kRunning;
+  builds_.clear();
+  watch->Tick();
+  EXPECT_TRUE(std::find(events_.begin(), events_.end(), "build_summary") == events_.end()) << "not ended yet";
+  outcome_ = BuildOutcome::kSucceeded;
+  watch->Tick();
+  EXPECT_EQ(events_.back(), "build_summary");
+  watch->Stop();
+  EXPECT_NE(History().find("/src/a.cu (nvcc, 1 archs, 1 threads)"), std::string::npos) << History();
 }
 
 }  // namespace

@@ -55,9 +55,12 @@ TEST(SelectNodes, UnknownNamesLabelsAndEmptyPartsAreErrorsThatSayTheFix) {
   EXPECT_EQ(SelectNodes({}, "all").status().code(), ErrorCode::kNotFound);
 }
 
-TEST(ParseNodeLabel, KeyValueAndBareKeyAndRefusals) {
+TEST(ParseNodeLabel, KeyValueAndEmptyValueAndRefusals) {
   EXPECT_EQ(*ParseNodeLabel("gpu=h200"), std::make_pair(std::string("gpu"), std::string("h200")));
-  EXPECT_EQ(*ParseNodeLabel("spot"), std::make_pair(std::string("spot"), std::string("")));
+  EXPECT_EQ(*ParseNodeLabel("spot="), std::make_pair(std::string("spot"), std::string("")));
+  Result<std::pair<std::string, std::string>> bare = ParseNodeLabel("spot");
+  ASSERT_FALSE(bare.ok()) << "a KEY without = is refused, not taken as an empty value";
+  EXPECT_NE(bare.status().message().find("give KEY=VALUE"), std::string::npos);
   EXPECT_EQ(*ParseNodeLabel("site/zone=eu-1"), std::make_pair(std::string("site/zone"), std::string("eu-1")));
   EXPECT_FALSE(ParseNodeLabel("=x").ok());
   EXPECT_FALSE(ParseNodeLabel("a b=c").ok());

@@ -5,11 +5,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "agents/sys/command_runner.h"
+#include "agents/sys/files.h"
 #include "client/node/agent_config.h"
 #include "client/node/agent_layout.h"
 #include "client/node/remote_agent_commands.h"
 #include "client/ssh/sha256.h"
 #include "client/ssh/shell_quote.h"
+#include "tests/fakes/temp_dir.h"
 
 namespace gpuctl::client {
 namespace {
@@ -124,6 +127,31 @@ TEST(RemoteCommandsTest, PathsAreQuoted) {
   std::string start = StartDetachedCommand(layout);
   EXPECT_NE(start.find("'/tmp/it'\\''s here/bin/gpuctld'"), std::string::npos) << start;
   EXPECT_NE(ProbeCommand(layout).find("b='/tmp/it'\\''s here/bin/gpuctld'"), std::string::npos);
+}
+
+// A failed start shows only its own lines: the log's size before the start
+// is the mark, and the tail starts there (run here by a real shell).
+TEST(RemoteCommandsTest, TheLogTailIsThisStartsOnly) {
+  testing::TempDir dir;
+  AgentLayout layout = *AgentLayoutFor(dir.path() + "/p");
+  dir.WriteFile("p/log/gpuctld.log", "");
+  const std::string log = layout.log;
+  ASSERT_TRUE(sys::WriteFileAtomic(log, "an earlier start: bad config\n").ok());
+  auto run = [](const std::string& command) {
+    sys::RunOptions options;
+    options.timeout = std::chrono::seconds(10);
+    Result<sys::CommandOutput> out = sys::MakeSubprocessRunner()->Run({"sh", "-c", command}, options);
+    return out.ok() ? out->stdout_text : std::string("(did not run)");
+  };
+  const std::string mark_text = run(LogMarkCommand(layout, false));
+  const uint64_t mark = std::stoull(mark_text);
+  EXPECT_EQ(mark, 29u);  // the first line's bytes, its newline included
+  ASSERT_TRUE(sys::WriteFileAtomic(log, "an earlier start: bad config\nthis start: port in use\n").ok());
+  EXPECT_EQ(run(LogTailCommand(layout, false, mark)), "this start: port in use\n");
+  EXPECT_EQ(run(LogTailCommand(layout, false, 0)), "an earlier start: bad config\nthis start: port in use\n");
+  // No log yet: the mark is 0.
+  EXPECT_EQ(run(LogMarkCommand(*AgentLayoutFor(dir.path() + "/none"), false)), "0\n");
+  EXPECT_EQ(LogTailCommand(layout, true, 1700000000), "journalctl -u gpuctld --since @1700000000 -n 20 --no-pager 2>&1");
 }
 
 TEST(ShellQuoteTest, QuotesEveryByte) {

@@ -49,14 +49,28 @@ TEST(ParseNodeTarget, UserMayContainAtSign) {
 
 TEST(ParseNodeTarget, RefusesBadTargets) {
   for (const char* bad : {"", "root@", "@host", "host:", "host:0", "host:65536", "host:22x", "fe80::1", "[::1",
-                          "[::1]x", "a b"}) {
+                          "[::1]x", "a b", "my user@host", "-oProxyCommand=x@host", "root@host;reboot",
+                          "root@-host", "root@ho\nst"}) {
     EXPECT_FALSE(ParseNodeTarget("a", bad).ok()) << bad;
   }
 }
 
+TEST(ParseNodeTarget, AHostIsAtMostADnsNamesLength) {
+  EXPECT_TRUE(ParseNodeTarget("a", "root@" + std::string(253, 'h')).ok());
+  Result<Node> long_host = ParseNodeTarget("a", "root@" + std::string(3000, 'h'));
+  ASSERT_FALSE(long_host.ok());
+  EXPECT_NE(long_host.status().message().find("at most 253"), std::string::npos);
+  EXPECT_LT(long_host.status().message().size(), 400u) << "the refusal does not repeat 3000 characters";
+  EXPECT_TRUE(ParseNodeTarget("a", "DOMAIN\\me@host").ok());
+  EXPECT_TRUE(ParseNodeTarget("a", "[fe80::1%eth0]:22").ok());
+}
+
 TEST(ValidateNodeName, AcceptsPlainNamesRefusesOthers) {
   EXPECT_TRUE(ValidateNodeName("gpu-1.lab_a").ok());
-  for (const char* bad : {"", "-x", ".x", "a/b", "a b", "local"}) EXPECT_FALSE(ValidateNodeName(bad).ok()) << bad;
+  for (const char* bad : {"", "-x", ".x", "a/b", "a b", "local", "all"}) {
+    EXPECT_FALSE(ValidateNodeName(bad).ok()) << bad;
+  }
+  EXPECT_NE(ValidateNodeName("all").message().find("--nodes all means every node"), std::string::npos);
   EXPECT_FALSE(ValidateNodeName(std::string(65, 'a')).ok());
 }
 

@@ -68,6 +68,13 @@ TEST(ProvisionOutput, SummaryTableSaysWhereItStopped) {
   EXPECT_NE(text.find("venv    planned         -     not reached"), std::string::npos) << text;
   EXPECT_NE(text.find("stopped at cuda (failed)"), std::string::npos) << text;
   EXPECT_NE(text.find("/var/lib/gpuctl/provision/state.json"), std::string::npos) << text;
+
+  // A dry run wrote no state file: the refusal does not point to one.
+  summary.set_dry_run(true);
+  summary.set_refused(true);
+  text = ProvisionSummaryToText(summary);
+  EXPECT_NE(text.find("stopped at cuda (refused); a dry run changes and records nothing"), std::string::npos) << text;
+  EXPECT_EQ(text.find("state.json"), std::string::npos) << text;
 }
 
 TEST(ProvisionOutput, JsonLinesCarryTheStepAndTheSummary) {

@@ -30,6 +30,7 @@ TEST(EventKinds, SpellTheWireStrings) {
   EXPECT_EQ(std::string(kBuildThrottled), "build_throttled");
   EXPECT_EQ(std::string(kBuildFailed), "build_failed");
   EXPECT_EQ(std::string(kBuildSummary), "build_summary");
+  EXPECT_EQ(std::string(kBuildLeftRunning), "build_left_running");
   EXPECT_EQ(std::string(kEventsDropped), "events_dropped");
   EXPECT_EQ(std::string(kJobHung), "job_hung");
   EXPECT_EQ(std::string(kJobRelaunched), "job_relaunched");
@@ -46,8 +47,8 @@ TEST(EventKinds, AreDistinct) {
                                  kSignal,        kGuardKill,      kGuardWarning,       kGuardNoVictim,
                                  kBuildThrottled, kBuildFailed,   kBuildSummary,       kEventsDropped,
                                  kJobHung,       kJobRelaunched,  kJobGaveUp,          kGpuFault,
-                                 kGpuDrained,    kGpuUndrained};
-  EXPECT_EQ(kinds.size(), 26u);
+                                 kGpuDrained,    kGpuUndrained,   kBuildLeftRunning};
+  EXPECT_EQ(kinds.size(), 27u);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <limits>
 #include <thread>
 
 #include "daemon/service/event_convert.h"
@@ -108,6 +109,30 @@ TEST_F(EventStream, EmptyBacklogWithoutFollowFinishesAtOnce) {
   v1::AgentEvent e;
   EXPECT_FALSE(s->reader->Read(&e));
   EXPECT_TRUE(s->reader->Finish().ok());
+}
+
+// Numbers not used yet: said, with or without follow (a follower would
+// otherwise skip the events up to them in silence). UINT64_MAX asks for
+// nothing, as the client's probe does, and is no error.
+TEST_F(EventStream, AnAfterPastTheNewestEventIsRefusedSayingTheNewest) {
+  log_->Publish(Event("job_started", "a"));
+  log_->Publish(Event("job_ended", "a"));
+  for (bool follow : {false, true}) {
+    std::unique_ptr<Stream> s = Open(7, follow);
+    v1::AgentEvent e;
+    EXPECT_FALSE(s->reader->Read(&e));
+    grpc::Status status = s->reader->Finish();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << follow;
+    EXPECT_NE(status.error_message().find("--after 7 is past the newest event (2)"), std::string::npos)
+        << status.error_message();
+  }
+  std::unique_ptr<Stream> at_newest = Open(2, false);
+  v1::AgentEvent e;
+  EXPECT_FALSE(at_newest->reader->Read(&e));
+  EXPECT_TRUE(at_newest->reader->Finish().ok()) << "nothing newer yet is no error";
+  std::unique_ptr<Stream> nothing = Open(std::numeric_limits<uint64_t>::max(), false);
+  EXPECT_FALSE(nothing->reader->Read(&e));
+  EXPECT_TRUE(nothing->reader->Finish().ok());
 }
 
 TEST_F(EventStream, FollowSendsTheBacklogThenLiveEventsUntilTheClientCancels) {

@@ -137,6 +137,44 @@ TEST(DriverPlan, GpusBeforeTuringGetTheProprietaryModulesOf580) {
   EXPECT_GE(IndexOf(Lines(*turing), "apt-get install -y nvidia-open"), 0);
 }
 
+// Kepler's last branch is 470: the default 580 does not drive it.
+TEST(DriverPlan, KeplerIsRefusedByTheBranchesThatDropped) {
+  auto refused = PlanHostDriver(Host("debian", "12", {"3.7"}), {}, {});  // Tesla K80
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("the 580 driver branch does not drive the Kepler GPUs here (compute capability 3.7): the 470 "
+                        "branch is the last that does. Use --driver-branch 470"));
+  auto kept = PlanHostDriver(Host("debian", "12", {"3.7"}), {}, Asking(470));
+  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+  EXPECT_GE(IndexOf(Lines(*kept), "apt-get install -y cuda-drivers"), 0);
+}
+
+// A branch older than the GPUs: refused, naming the oldest that drives them.
+TEST(DriverPlan, ABranchOlderThanTheGpusIsRefusedNamingTheOldestThatDrivesThem) {
+  auto h200 = PlanHostDriver(Host("debian", "12", {"9.0"}), {}, Asking(470));
+  ASSERT_FALSE(h200.ok());
+  EXPECT_EQ(h200.status().code(), ErrorCode::kFailedPrecondition);
+  EXPECT_THAT(h200.status().message(), HasSubstr("--driver-branch 470 does not drive the Hopper GPUs here (compute "
+                                                 "capability 9.0): the oldest branch that does is 550"));
+  auto b200 = PlanHostDriver(Host("debian", "12", {"10.0"}), {}, Asking(550));
+  ASSERT_FALSE(b200.ok());
+  EXPECT_THAT(b200.status().message(), HasSubstr("the oldest branch that does is 570"));
+  EXPECT_TRUE(PlanHostDriver(Host("debian", "12", {"9.0"}), {}, Asking(550)).ok());
+}
+
+// A GPU whose chip is in no table and with no driver to ask: refused, named,
+// never given the open modules on a guess.
+TEST(DriverPlan, AGpuOfUnknownGenerationIsRefusedByName) {
+  PlanFacts facts = Host("debian", "12", {"9.0"});
+  facts.unidentified_gpus = {"0000:3b:00.0 [10de:3001] NVIDIA Corporation Device 3001"};
+  auto refused = PlanHostDriver(facts, {}, {});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), ErrorCode::kFailedPrecondition);
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("cannot tell which NVIDIA kernel modules drive 0000:3b:00.0 [10de:3001] NVIDIA Corporation "
+                        "Device 3001"));
+}
+
 TEST(DriverPlan, PascalBesideBlackwellIsRefused) {
   auto plan = PlanHostDriver(Host("ubuntu", "24.04", {"6.1", "12.0"}), {}, {});
   ASSERT_FALSE(plan.ok());

@@ -65,6 +65,25 @@ TEST_F(ProvisionMismatchTest, TorchForCu128WithToolkit131IsReinstalledFromCu130)
   }
 }
 
+// A release with no index for the toolkit's major: the refusal suggests a
+// toolkit that release has an index for (2.8: cu126-cu129 only), not 13.0.
+TEST_F(ProvisionMismatchTest, TheTorchRefusalSuggestsAToolkitThatReleaseHasAnIndexFor) {
+  for (auto [torch, suggested] : {std::pair{"2.8.0", "--cuda 12.9"}, std::pair{"2.5.1", "--cuda 12.4"}}) {
+    SCOPED_TRACE(torch);
+    VenvWithTorch("cu128");  // and toolkit 13.1, as above
+    ProvisionOptions options;
+    options.steps = {"torch"};
+    options.torch_version = torch;
+    auto result = Provision(options);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_TRUE(result->refused);
+    const std::string message = LastReport(*result, "torch")->failure->message;
+    EXPECT_THAT(message, HasSubstr(suggested));
+    EXPECT_THAT(message, ::testing::Not(HasSubstr("--cuda 13.0")));
+    EXPECT_EQ(Changing(TakeInvocations()), std::vector<std::string>{});
+  }
+}
+
 // A plain-HTTP mirror, accepted only with --allow-insecure-index: the plan says so.
 TEST_F(ProvisionMismatchTest, AnInsecureIndexIsSaidInThePlan) {
   VenvWithTorch("cu128");

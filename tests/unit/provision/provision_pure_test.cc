@@ -188,6 +188,37 @@ TEST(ProvisionOptions, RefusesBadInputSayingWhatIsAccepted) {
   expect_refused([](ProvisionOptions& o) { o.torch_index = "ftp://mirror/whl"; }, "not a wheel index URL");
   expect_refused([](ProvisionOptions& o) { o.torch_index = "https://m/whl cu130"; }, "not a wheel index URL");
   expect_refused([](ProvisionOptions& o) { o.torch_index = "https://m/whl';rm"; }, "not a wheel index URL");
+  // A CUDA past the known releases is refused before any step (the driver
+  // would be installed first), unless --cuda-unlisted.
+  expect_refused([](ProvisionOptions& o) { o.cuda_version = "14.0"; }, "newer than the CUDA releases gpuctl knows");
+  expect_refused([](ProvisionOptions& o) { o.cuda_version = "99.9"; }, "add --cuda-unlisted");
+  expect_refused([](ProvisionOptions& o) { o.cuda_version = "13.9"; }, "(up to 13.2)");
+  for (const char* listed : {"13.2", "12.9", "11.8"}) {
+    ProvisionOptions o;
+    o.cuda_version = listed;
+    EXPECT_TRUE(NormalizeOptions(o, config).ok()) << listed;
+  }
+  ProvisionOptions unlisted;
+  unlisted.cuda_version = "14.0";
+  unlisted.cuda_unlisted = true;
+  EXPECT_TRUE(NormalizeOptions(unlisted, config).ok());
+  // The venv is made as root: never in or over a system directory.
+  for (const char* system : {"/etc", "/proc/self", "/usr", "/usr/lib/python3", "/var/log/x", "/root", "/opt",
+                             "/dev/shm/v", "/sys/fs", "/boot/v", "/usr/local"}) {
+    ProvisionOptions o;
+    o.venv_path = system;
+    auto r = NormalizeOptions(o, config);
+    ASSERT_FALSE(r.ok()) << system;
+    EXPECT_NE(r.status().message().find("a system directory"), std::string::npos) << r.status().message();
+  }
+  expect_refused([](ProvisionOptions& o) { o.venv_path = "/proc/self"; }, "--venv /proc/self is beneath /proc,");
+  expect_refused([](ProvisionOptions& o) { o.venv_path = "/etc/"; }, "--venv /etc is a system directory");
+  for (const char* fine : {"/opt/gpuctl/venv", "/usr/local/venv", "/var/lib/gpuctl/venv", "/srv/train/venv",
+                           "/root/venv", "/home/me/venv", "/etcetera/venv"}) {
+    ProvisionOptions o;
+    o.venv_path = fine;
+    EXPECT_TRUE(NormalizeOptions(o, config).ok()) << fine;
+  }
   // torch is installed as root: a plain-HTTP index only when the user says so.
   expect_refused([](ProvisionOptions& o) { o.torch_index = "http://mirror.invalid/whl/cu130"; },
                  "is plain HTTP, and torch is installed from it as root");
@@ -248,6 +279,8 @@ TEST(PlanFacts, ComeFromTheHostProbe) {
   EXPECT_EQ(facts.kernel_module_version, "590.44.01");
   EXPECT_TRUE(facts.kernel_module_open);
   EXPECT_EQ(facts.compute_capabilities, std::vector<std::string>{"9.0"});
+  // The GPU whose compute capability is unknown is kept by name: the driver plan refuses it.
+  EXPECT_EQ(facts.unidentified_gpus, std::vector<std::string>{"0000:18:00.0 [10de:2b85] B200"});
   EXPECT_EQ(facts.mem_available_bytes, 123u);
   EXPECT_EQ(facts.cpus, 16u);
   EXPECT_FALSE(FactsFromProbe(HostProbe{}).kernel_module_version.has_value());

@@ -314,6 +314,26 @@ TEST_F(ProvisionStandinTest, AVenvWithPySpyIsDoneWithNothingPlanned) {
   EXPECT_EQ(venv_step->detail, venv() + " exists (Python 3.12.3, py-spy 0.4.3)");
 }
 
+// uv venv writes into the directory as root: one with files that is not a
+// venv is refused before anything runs; an empty one is used.
+TEST_F(ProvisionStandinTest, AVenvDirectoryWithOtherFilesInItIsRefused) {
+  const std::string seen = config.system_root + venv();  // the target's view of --venv
+  ASSERT_TRUE(sys::EnsureDir(seen, 0755).ok());
+  ASSERT_TRUE(sys::WriteFileAtomic(seen + "/thesis.tex", "years of work\n").ok());
+  ProvisionOptions options;
+  options.steps = {"venv"};
+  auto result = Provision(options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_TRUE(result->refused);
+  EXPECT_THAT(LastReport(*result, "venv")->failure->message, HasSubstr("no pyvenv.cfg, so not a venv"));
+  EXPECT_EQ(Changing(TakeInvocations()), std::vector<std::string>{});
+
+  ASSERT_TRUE(sys::RemoveFile(seen + "/thesis.tex").ok());
+  auto empty = Provision(options);
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+  EXPECT_TRUE(empty->ok) << empty->failed_step;
+}
+
 TEST_F(ProvisionStandinTest, WithoutAUsableSystemPythonUvDownloadsOneWhereEveryUserCanReadIt) {
   facts.system_python = "3.9.2";  // Debian 11
   ProvisionOptions options;

@@ -100,8 +100,9 @@ TEST_F(JobLauncherTest, PlanPlacesAHostJobInTheStoreWithACgroupOfTheRun) {
   EXPECT_EQ(p->exit_path, State() + "/jobs/j1/exit_status");
   EXPECT_EQ(p->inside.log_path, p->log_path) << "a host job sees the paths the agent reads";
   EXPECT_EQ(p->inside.exit_path, p->exit_path);
-  EXPECT_EQ(p->inside.pid_path, "");
-  EXPECT_EQ(p->pid_path, "");
+  // The command leads a session of its own; its pid is kept beside the log.
+  EXPECT_EQ(p->inside.pid_path, State() + "/jobs/j1/job_pid");
+  EXPECT_EQ(p->pid_path, p->inside.pid_path);
   EXPECT_EQ(p->cgroup, "/gpuctl/j1@r1");
   EXPECT_TRUE(runner_.calls().empty()) << "no pct for a host job";
   ExpectNoEffect();
@@ -375,7 +376,8 @@ TEST_F(JobLauncherTest, LaunchGivesTmuxTheWrappedCommandTheRunIdAndTheCgroup) {
                           "TORCH_NCCL_DUMP_ON_TIMEOUT=1", "TORCH_NCCL_TRACE_BUFFER_SIZE=2000", "sh", "-c",
                           kJobWrapperScript,
                           "gpuctl-job", State() + "/jobs/j1/output.log", State() + "/jobs/j1/exit_status",
-                          dir_.path(), "/fake-cgroup/gpuctl/j1@r1/cgroup.procs", "", "python", "train.py"}));
+                          dir_.path(), "/fake-cgroup/gpuctl/j1@r1/cgroup.procs", State() + "/jobs/j1/job_pid",
+                          "python", "train.py"}));
 }
 
 TEST_F(JobLauncherTest, LaunchOfAContainerJobGoesThroughPctExecWithThePathsInside) {
@@ -413,8 +415,8 @@ TEST_F(JobLauncherTest, LaunchReportsTmuxsRefusal) {
   auto at = std::find(argv.begin(), argv.end(), "gpuctl-job");
   ASSERT_NE(at, argv.end());
   EXPECT_EQ(Argv(at, argv.end()), (Argv{"gpuctl-job", State() + "/jobs/j1/output.log",
-                                        State() + "/jobs/j1/exit_status", dir_.path(), "", "", "python",
-                                        "train.py"}));
+                                        State() + "/jobs/j1/exit_status", dir_.path(), "",
+                                        State() + "/jobs/j1/job_pid", "python", "train.py"}));
 }
 
 // ---- what runs ----

@@ -82,6 +82,7 @@ TEST_F(JobSupervisorTest, StartRecordsARunningJob) {
             BuildLaunch(spec, [&] {
               LaunchPaths paths;
               paths.log_path = store_.LogPath("run1");
+              paths.pid_path = store_.JobDir("run1") + "/job_pid";
               paths.exit_path = store_.ExitPath("run1");
               return paths;
             }()).argv);

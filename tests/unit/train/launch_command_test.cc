@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "agents/sys/command_runner.h"
+#include "tests/fakes/skip_policy.h"
 #include "tests/fakes/temp_dir.h"
 
 namespace gpuctl::train {
@@ -231,6 +232,21 @@ TEST_F(JobWrapperTest, InTheContainerFormTheCommandLeadsItsOwnSessionAndItsPidIs
   EXPECT_EQ(Read(pid_path_), std::to_string(pid) + "\n");
   EXPECT_EQ(pgrp, pid);
   EXPECT_EQ(session, pid);
+}
+
+// Started in the background, the command still gets SIGINT and SIGQUIT at
+// their defaults (sh would leave them ignored for good), where env(1) can.
+TEST_F(JobWrapperTest, TheCommandInItsOwnSessionKeepsSigintAndSigquit) {
+  pid_path_ = dir_.path() + "/out dir/job_pid";
+  sys::CommandOutput probe = Launch({"/bin/sh", "-c", "env --default-signal=INT true"});
+  if (probe.exit_code != 0) GPUCTL_SKIP_ALLOWED(kPlatform) << "env without --default-signal (coreutils before 9)";
+  const std::string status = dir_.path() + "/status";
+  sys::CommandOutput out = Launch({"/bin/sh", "-c", "grep SigIgn /proc/self/status >'" + status + "'"});
+  EXPECT_EQ(out.exit_code, 0);
+  const std::string line = Read(status);
+  ASSERT_EQ(line.rfind("SigIgn:", 0), 0u) << line;
+  const uint64_t ignored = std::stoull(line.substr(line.find_first_not_of(" \t", 7)), nullptr, 16);
+  EXPECT_EQ(ignored & ((1u << (SIGINT - 1)) | (1u << (SIGQUIT - 1))), 0u) << line;
 }
 
 TEST_F(JobWrapperTest, InTheContainerFormASigtermToTheWrapperReachesTheCommandAndRecords143) {
