@@ -205,8 +205,12 @@ void ToProto(const train::JobRecord& in, v1::Job& out) {
   out.set_state_reason(in.state_reason);
   if (in.exit_code) out.set_exit_code(*in.exit_code);
   if (in.term_signal) out.set_term_signal(*in.term_signal);
-  out.set_pid(in.pid);
-  out.set_pgid(in.pgid);
+  // The job's own command once its wrapper has started it (in a session of
+  // its own): what a user signals, or kills to simulate a crash, is the job,
+  // not the shell around it. Before that, and for jobs started by an older
+  // agent, the wrapper and its group.
+  out.set_pid(in.inner_pid > 0 ? in.inner_pid : in.pid);
+  out.set_pgid(in.inner_pgid > 0 ? in.inner_pgid : in.pgid);
   // The name tmux itself uses (a job "a.b" runs in session "gpuctl-a+b"), so
   // that `tmux attach -t` with it works.
   out.set_tmux_session(sys::TmuxNativeSessionName(in.tmux_session));
