@@ -167,7 +167,9 @@ void RunMonitor::Refresh(JobEntry& entry, size_t ingest_bytes) {
                 record.spec.name, e.kind, e.offset);
     table_.PublishEvent(e.kind, record, e.message, ToJson(e));
   };
-  if (processes_.PlaceContainerBuild(r) | processes_.FindInner(r)) {  // both, always
+  const bool placed = processes_.PlaceContainerBuild(r);
+  const bool found = processes_.FindInner(r);
+  if (placed || found) {
     (void)table_.Save(entry);
     table_.Publish(entry);
     guard_.Update(table_);

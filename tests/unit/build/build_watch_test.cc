@@ -82,6 +82,15 @@ class BuildWatchTest : public ::testing::Test {
     return watch;
   }
 
+  // The same, then a.cu ends: one compile done, b and c still governed.
+  std::unique_ptr<BuildWatch> OneOfThreeCompilesDone() {
+    auto watch = ThreeCompilesAfterOneTick(1);
+    Exit(20);
+    Exit(21);
+    watch->Tick();
+    return watch;
+  }
+
   std::vector<int64_t> Signalled(int sig) {
     std::vector<int64_t> pids;
     for (const auto& sent : processes_.signals()) {
@@ -288,10 +297,7 @@ TEST_F(BuildWatchTest, AFailedReadOfTheCgroupForgetsNothing) {
 // nothing it ran teaches the history (a.cu ended before the stop, but the
 // next build of these sources must not be planned from a cut-short run).
 TEST_F(BuildWatchTest, AStoppedBuildTeachesNothingAndCountsWhatStillRanAsStopped) {
-  auto watch = ThreeCompilesAfterOneTick(1);
-  Exit(20);
-  Exit(21);
-  watch->Tick();
+  auto watch = OneOfThreeCompilesDone();
   ASSERT_EQ(watch->Stats("r1")->compiles_done, 1u);
   outcome_ = BuildOutcome::kStopping;
   builds_.clear();  // GovernableBuilds lets go of a build being stopped
@@ -304,10 +310,7 @@ TEST_F(BuildWatchTest, AStoppedBuildTeachesNothingAndCountsWhatStillRanAsStopped
 }
 
 TEST_F(BuildWatchTest, AFailedBuildTeachesNothing) {
-  auto watch = ThreeCompilesAfterOneTick(1);
-  Exit(20);
-  Exit(21);
-  watch->Tick();
+  auto watch = OneOfThreeCompilesDone();
   outcome_ = BuildOutcome::kFailed;
   builds_.clear();
   watch->Tick();
@@ -319,10 +322,7 @@ TEST_F(BuildWatchTest, AFailedBuildTeachesNothing) {
 // Out of the running list before its record says how it ended: asked again
 // at the next tick, and learned from once it says succeeded.
 TEST_F(BuildWatchTest, ABuildIsLearnedFromOnceItsRecordSaysItSucceeded) {
-  auto watch = ThreeCompilesAfterOneTick(1);
-  Exit(20);
-  Exit(21);
-  watch->Tick();
+  auto watch = OneOfThreeCompilesDone();
   outcome_ = BuildOutcome::kRunning;
   builds_.clear();
   watch->Tick();
