@@ -49,7 +49,8 @@ Result<uint64_t> CappedLimit(sys::CgroupDriver& cgroups, const std::string& cont
   if (*chosen < kSmallestBuildBudget) {
     return FailedPrecondition("container cgroup " + container + " has " + FormatBytes(*chosen) +
                               " left under its memory limit, under the " + FormatBytes(kSmallestBuildBudget) +
-                              " a governed build needs");
+                              " a governed build needs: free memory in the container or raise its limit "
+                              "(pct set VMID --memory MiB)");
   }
   return *chosen;
 }
@@ -67,8 +68,17 @@ Status PlaceBuild(JobRecord& r, int64_t host_pid, sys::ProcessControl& processes
   if (Status s = cgroups.CreateCgroup(cgroup); !s.ok() && s.code() != ErrorCode::kAlreadyExists) {
     return s.Wrap("creating " + cgroup);
   }
-  if (Status s = cgroups.SetMemoryMax(cgroup, *limit); !s.ok()) return s.Wrap("limiting " + cgroup);
-  if (Status s = cgroups.AddProcess(cgroup, host_pid); !s.ok()) return s.Wrap("moving the build into " + cgroup);
+  // A cgroup the build never entered is not left behind.
+  Status s = cgroups.SetMemoryMax(cgroup, *limit);
+  if (!s.ok()) s = s.Wrap("limiting " + cgroup);
+  if (s.ok()) {
+    s = cgroups.AddProcess(cgroup, host_pid);
+    if (!s.ok()) s = s.Wrap("moving the build into " + cgroup);
+  }
+  if (!s.ok()) {
+    (void)cgroups.RemoveCgroup(cgroup);
+    return s;
+  }
   if (r.spec.mem_limit_bytes != *limit) {
     spdlog::info("build '{}': budget {} (the room under container cgroup {}'s limit), not {}", r.spec.name,
                  FormatBytes(*limit), *container, r.spec.mem_limit_bytes ? FormatBytes(*r.spec.mem_limit_bytes) : "none");

@@ -86,11 +86,13 @@ bool RunMonitor::BuildExitedLeavingProcesses(JobEntry& entry) {
   // its end is the stop's.
   JobRecord& r = entry.record;
   if (r.spec.kind != kJobKindBuild || r.stop_requested || r.pid <= 0) return false;
-  if (ReadExitStatus(r.exit_path).kind != ExitStatusReading::Kind::kValue) return false;
+  // The wrapper alive is the usual case of a running build: asked first,
+  // before the status file is read at every tick.
   sys::ProcessControl& control = processes_.control();
   if (control.Alive(r.pid) && (!r.pid_start_time || control.StartTime(r.pid) == r.pid_start_time)) {
-    return false;  // the wrapper is still writing its end
+    return false;  // still waiting for its command, or writing its end
   }
+  if (ReadExitStatus(r.exit_path).kind != ExitStatusReading::Kind::kValue) return false;
   std::string left = "processes outside its command";
   if (processes_.cgroups() && !r.cgroup.empty()) {
     if (Result<std::vector<int64_t>> procs = processes_.cgroups()->Processes(r.cgroup); procs.ok()) {

@@ -110,6 +110,7 @@ TEST_F(ContainerBuildGateTest, AFullContainerIsRefusedNamingItsRoom) {
   EXPECT_TRUE(OpenContainerBuildGate(record_, processes_, cgroups_));
   EXPECT_NE(Answer().find("container cgroup /lxc.payload.ct1 has 148.0 MiB left under its memory limit"), std::string::npos)
       << Answer();
+  EXPECT_NE(Answer().find("raise its limit"), std::string::npos) << Answer();
   EXPECT_EQ(record_.cgroup, "");
 }
 
@@ -121,6 +122,7 @@ TEST_F(ContainerBuildGateTest, AFailedMoveIsAnsweredAndTheRecordKeepsNoCgroup) {
             std::string::npos)
       << Answer();
   EXPECT_EQ(record_.cgroup, "");
+  EXPECT_FALSE(cgroups_.Get("/lxc.payload.ct1/gpuctl-b@r1")) << "the cgroup it never entered is left behind";
 }
 
 TEST_F(ContainerBuildGateTest, AnEndedRunIsNotPlaced) {
