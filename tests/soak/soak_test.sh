@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # soak_test.sh BUILD_DIR: everything at once on one agent, for SOAK_MINUTES
-# (default 3), where the parts meet:
+# (default 2), where the parts meet:
 #   - a GPU queue on the fake NVML's two GPUs, with a process of another pid
 #     namespace filling GPU 0 half the time;
 #   - governed builds (make -j4 of 400 MiB compiles) inside the guard's
@@ -25,7 +25,7 @@ set -uo pipefail
 test_name=soak
 build=$(cd "$1" && pwd)
 src=$(cd "$(dirname "$0")/../.." && pwd)
-minutes=${SOAK_MINUTES:-3}
+minutes=${SOAK_MINUTES:-2}
 . "$src/tests/skip_policy.sh"  # skip, skip_allowed
 fail() { echo "$test_name: FAIL: $*" >&2; exit 1; }
 say() { echo "$test_name: [$(date +%T)] $*"; }
