@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "agents/train/attempt_logs.h"
 #include "agents/train/job_supervisor.h"
 #include "common/status.h"
 
@@ -23,6 +25,11 @@ struct LogFollowOptions {
   std::optional<uint32_t> tail_lines = std::nullopt;
   bool follow = false;
   size_t chunk_bytes = 256 * 1024;
+  // 0: the current run. N: attempt N (from_offset and tail_lines apply to
+  // it). kNotFound at Open for an attempt the job does not have.
+  uint32_t attempt = 0;
+  // See above. Unset: the current run's log only, as older clients expect.
+  bool across_attempts = false;
 };
 
 // The offset where the last `lines` lines of the file begin (0 when it has
@@ -42,6 +49,17 @@ struct LogStep {
   // copytruncate), so it goes on from the new content's start: `offset` is 0
   // and `data` (maybe empty) is what the log holds now.
   bool truncated = false;
+  // kData, across attempts: the first step of each attempt the follower
+  // reaches (its data may be empty), with what the relaunch into it changed.
+  struct AttemptStart {
+    uint32_t attempt = 1;
+    std::string run_id;
+    std::vector<std::string> changes;
+  };
+  std::optional<AttemptStart> attempt_start = std::nullopt;
+  // kData with no data: the job is queued, waiting for this; said once
+  // per wait.
+  std::optional<std::string> queued_waiting_for = std::nullopt;
 };
 
 class LogFollower {
@@ -56,10 +74,24 @@ class LogFollower {
   // follower looks cannot be told from one that grew.
   Result<LogStep> Next();
 
+  // The file to wait on after kWait (empty while the job is queued: the
+  // hub's tick wakes the wait).
   const std::string& path() const { return path_; }
 
  private:
   LogFollower(JobSupervisor& jobs, LogFollowOptions options, std::string path, uint64_t offset, bool ended);
+  static Result<LogFollower> OpenAttempt(JobSupervisor& jobs, LogFollowOptions options);
+  Result<LogStep> NextOfAttempt();
+  // Steps of NextOfAttempt's: `done` answers the round (nullopt: go on).
+  Result<std::optional<LogStep>> WaitForStart();
+  Result<std::optional<LogStep>> AtEndOfWhole();
+  Result<std::optional<LogStep>> AtEndOfCurrent();
+  // Follows `log` from `offset`, said in the next step.
+  void Enter(AttemptLog log, uint64_t offset);
+  // The run being read has ended and a relaunch moved its log aside: read
+  // on there. Checked after each read of the current run's log, so that no
+  // byte of the next run's log (which takes the old name) passes for ours.
+  bool MovedAside();
   // The next chunk from offset_ (empty at the end, or when there is no log yet).
   Result<std::string> ReadChunk() const;
   LogStep DataStep(std::string data);
@@ -69,6 +101,11 @@ class LogFollower {
   std::string path_;
   uint64_t offset_;
   bool ended_;
+  // Set when following by attempt (across_attempts, or an attempt asked for).
+  std::optional<AttemptLog> attempt_;
+  bool announce_ = false;     // the next step says attempt_ starts
+  bool queued_said_ = false;  // the client was told attempt_ is queued
+  bool last_read_ = false;    // the run ended for good: one more read, then done
 };
 
 }  // namespace gpuctl::train

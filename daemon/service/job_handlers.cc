@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <iterator>
 
+#include "agents/train/checkpoint_relaunch.h"
+#include "agents/train/oom_relaunch.h"
 #include "daemon/service/agent_service.h"
 #include "daemon/service/job_convert.h"
 #include "daemon/service/log_stream.h"
@@ -47,6 +49,10 @@ void ToProto(const build::BuildStats& in, v1::BuildStatus& out) {
 
 void AgentService::FillJob(const train::JobRecord& job, v1::Job& out) const {
   ToProto(job, out);
+  out.set_tmux_socket(jobs_.tmux_socket());
+  // A failed run the agent is about to relaunch has not ended for good
+  // (`gpuctl train wait` waits on through it).
+  out.set_relaunch_pending(train::OomRelaunch::Pending(job) || train::CheckpointRelaunch::Pending(job));
   if (job.spec.kind != train::kJobKindBuild || !builds_.status) return;
   if (std::optional<build::BuildStats> stats = builds_.status(job.run_id)) ToProto(*stats, *out.mutable_build());
 }
@@ -182,6 +188,8 @@ grpc::ServerWriteReactor<v1::LogChunk>* AgentService::StreamLogs(grpc::CallbackS
   options.from_offset = request->from_offset();
   if (request->has_tail_lines()) options.tail_lines = request->tail_lines();
   options.follow = request->follow();
+  options.attempt = request->attempt();
+  options.across_attempts = request->across_attempts();
   return new LogStreamReactor(jobs_, log_watch_, log_slots_, std::move(options), &streams_);
 }
 

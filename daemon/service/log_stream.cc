@@ -3,6 +3,7 @@
 #include <string>
 
 #include "agents/sys/self_protection.h"
+#include "daemon/service/proto_text.h"
 #include "daemon/service/status_convert.h"
 
 namespace gpuctl::daemon {
@@ -53,6 +54,19 @@ auto LogStreamReactor::Produce(v1::LogChunk& out, grpc::Status& end) -> Next {
       out.set_offset(step->offset);
       out.set_data(std::move(step->data));
       out.set_truncated(step->truncated);
+      if (step->attempt_start) {
+        out.set_attempt_start(true);
+        out.set_attempt(step->attempt_start->attempt);
+        out.set_run_id(step->attempt_start->run_id);
+        for (std::string& change : step->attempt_start->changes) out.add_changes(std::move(change));
+      }
+      if (step->queued_waiting_for) {
+        out.set_queued(true);
+        out.set_waiting_for(std::move(*step->queued_waiting_for));
+      }
+      // A change may name a checkpoint path, any bytes; a string field that
+      // is not UTF-8 would fail the whole stream at the client.
+      if (step->attempt_start || out.queued()) MakeStringsUtf8(out);
       return Next::kWrite;
     case train::LogStep::Kind::kDone:
       end = grpc::Status::OK;
