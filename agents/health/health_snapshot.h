@@ -10,6 +10,7 @@
 #include "agents/sys/gpu_types.h"
 #include "agents/sys/host_fs.h"
 #include "agents/sys/proc_parsers.h"
+#include "agents/sys/where_running.h"
 
 namespace gpuctl::health {
 
@@ -26,7 +27,7 @@ struct HostHealth {
   uint64_t swap_free_bytes = 0;
   std::optional<sys::Pressure> memory_pressure;  // nullopt without PSI
   sys::CgroupVersion cgroup_version = sys::CgroupVersion::kUnknown;
-  sys::ContainerKind container = sys::ContainerKind::kNone;
+  sys::WhereRunning where;  // the answer probe and provisioning give too
 };
 
 struct HealthSnapshot {

@@ -22,7 +22,7 @@ HostSampler::HostSampler(const sys::HostFs& fs) : fs_(fs) {
   static_facts_.os_release = fs_.ReadOsPrettyName();
   static_facts_.cpus = fs_.ReadCpuCount();
   static_facts_.cgroup_version = fs_.DetectCgroupVersion();
-  static_facts_.container = fs_.DetectContainer();
+  static_facts_.where = sys::DetectWhereRunning(fs_);
   LogIfEmpty("hostname", static_facts_.hostname);
   LogIfEmpty("kernel release", static_facts_.kernel);
   LogIfEmpty("os-release PRETTY_NAME", static_facts_.os_release);

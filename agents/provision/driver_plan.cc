@@ -340,9 +340,11 @@ Result<DriverPlan> PlanGuestDriver(const PlanFacts& facts, const DriverState& st
   return plan;
 }
 
+bool PlansAsGuest(const PlanFacts& facts) { return facts.container_guest; }
+
 std::optional<std::string> DriverForCuda(const PlanFacts& facts, const DriverRequest& request, bool driver_planned) {
   const auto& module = facts.kernel_module_version;
-  if (facts.lxc_guest || !driver_planned) return module;
+  if (PlansAsGuest(facts) || !driver_planned) return module;
   const int branch = request.branch > 0 ? request.branch : kDefaultDriverBranch;
   const bool working = module && facts.driver_library_version == *module;
   std::optional<int> loaded = module ? DriverBranchOf(*module) : std::nullopt;

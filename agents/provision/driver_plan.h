@@ -80,7 +80,11 @@ std::string DriverPinPreferences(const std::string& version);
 // Boot without --secure-boot-enrolled.
 Result<DriverPlan> PlanHostDriver(const PlanFacts& facts, const DriverState& state, const DriverRequest& request);
 
-// An LXC guest: user space only, at the host module's exact version, pinned
+// Which plan the driver step makes: the guest's in a container of any kind
+// (facts.container_guest, from sys::WhereRunning), the host's on a VM or bare metal.
+bool PlansAsGuest(const PlanFacts& facts);
+
+// A container guest (LXC, Docker, Podman...): user space only, at the host module's exact version, pinned
 // as NVIDIA pins it. Never a DKMS or kernel package. Errors: no host module,
 // user space of another version already installed.
 Result<DriverPlan> PlanGuestDriver(const PlanFacts& facts, const DriverState& state);

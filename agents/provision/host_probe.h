@@ -14,7 +14,8 @@
 //   - CUDA:             cuda_toolkits[].version ("13.0"), path.
 //   - venv/torch:       venvs[].torch_version, venvs[].torch_cuda ("12.8": a
 //                       major other than the toolkit's is the incident's mismatch).
-//   - where it runs:    lxc_guest, proxmox_host (pct available), os_id/os_version_id
+//   - where it runs:    where (sys::DetectWhereRunning: a container of any kind
+//                       gets the guest plan), proxmox_host (pct available), os_id/os_version_id
 //                       (the CUDA apt repository is per distribution).
 //   - build budget:     cpus, mem_available_bytes.
 // Nothing here is an error: what could not be determined is empty/false and
@@ -32,6 +33,7 @@
 #include "agents/provision/probe_nvidia_driver.h"
 #include "agents/sys/command_runner.h"
 #include "agents/sys/host_fs.h"
+#include "agents/sys/where_running.h"
 
 namespace gpuctl::provision {
 
@@ -76,7 +78,8 @@ struct HostProbe {
   std::string uv_version;
   std::string python_version;  // system python3
   std::vector<PythonVenv> venvs;
-  bool lxc_guest = false;
+  sys::WhereRunning where;  // the answer health gives too
+  bool lxc_guest = false;   // where.kind is kLxc (the wire's older field)
   bool proxmox_host = false;
   std::string proxmox_version;  // first line of pveversion
   std::vector<std::string> notes;

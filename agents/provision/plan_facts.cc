@@ -13,7 +13,7 @@ PlanFacts FactsFromProbe(const HostProbe& probe) {
 #endif
   facts.os_id = probe.os_id;
   facts.os_version_id = probe.os_version_id;
-  facts.lxc_guest = probe.lxc_guest;
+  facts.container_guest = probe.where.container();
   facts.proxmox_host = probe.proxmox_host;
   facts.kernel_release = probe.kernel_release;
   facts.kernel_headers_installed = probe.kernel_headers_installed;
@@ -42,7 +42,7 @@ PlanFacts FactsFromProbe(const HostProbe& probe) {
 
 PlanFacts ContainerFacts(const PlanFacts& host, const sys::HostFs& container_root) {
   PlanFacts facts = host;
-  facts.lxc_guest = true;
+  facts.container_guest = true;
   facts.proxmox_host = false;
   auto os_text = container_root.ReadFile("etc/os-release");
   if (!os_text.ok()) os_text = container_root.ReadFile("usr/lib/os-release");

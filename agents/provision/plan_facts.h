@@ -1,5 +1,5 @@
 // The facts about a host that the plan and its steps decide on: OS (for the
-// CUDA apt repository), where it runs (LXC guest, Proxmox host), the loaded
+// CUDA apt repository), where it runs (a container, a Proxmox host), the loaded
 // NVIDIA kernel module, the GPUs' archs and the memory and CPUs a build gets.
 #pragma once
 
@@ -18,7 +18,9 @@ struct PlanFacts {
   std::string os_id;          // "ubuntu", "debian" (os-release ID)
   std::string os_version_id;  // "24.04", "12"
   std::string machine = "x86_64";
-  bool lxc_guest = false;
+  // In a container of any kind (LXC, Docker, Podman...; sys::WhereRunning):
+  // the guest plan, user space only, never a kernel module or headers.
+  bool container_guest = false;
   bool proxmox_host = false;
   std::string kernel_release;            // uname -r; empty when unknown
   bool kernel_headers_installed = false;  // for that kernel: the driver's DKMS build needs them

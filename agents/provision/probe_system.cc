@@ -65,7 +65,8 @@ void ProbeResources(ProbeContext& ctx) {
 }
 
 void ProbeWhereItRuns(ProbeContext& ctx) {
-  ctx.probe.lxc_guest = ctx.fs.DetectContainer() == sys::ContainerKind::kLxc;
+  ctx.probe.where = sys::DetectWhereRunning(ctx.fs);
+  ctx.probe.lxc_guest = ctx.probe.where.kind == sys::WhereKind::kLxc;
   ctx.probe.proxmox_host = ctx.Exists("usr/sbin/pct") || ctx.Exists("etc/pve");
   if (!ctx.probe.proxmox_host) return;
   std::optional<sys::CommandOutput> pve = ctx.Run({"pveversion"});

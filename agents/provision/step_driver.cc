@@ -68,7 +68,7 @@ class DriverStep final : public Step {
   }
 
  private:
-  bool Guest() const { return context_.facts.lxc_guest || context_.target.in_container(); }
+  bool Guest() const { return PlansAsGuest(context_.facts) || context_.target.in_container(); }
 
   Status Query(std::vector<std::string> names) {
     names.emplace_back(kCudaKeyringPackage);

@@ -40,7 +40,7 @@ RawRead ReadPath(const std::string& path) {
   return out;
 }
 
-bool Exists(const std::string& path) {
+bool StatSucceeds(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0;
 }
@@ -57,41 +57,6 @@ std::string Trimmed(std::string_view s) {
   return std::string(s.substr(begin, s.find_last_not_of(kSpaces) - begin + 1));
 }
 
-// systemd's names, as in run/host/container-manager and container=.
-ContainerKind KindFromManagerName(std::string_view raw) {
-  std::string name = Trimmed(raw);
-  if (name.empty()) return ContainerKind::kNone;
-  if (name == "lxc") return ContainerKind::kLxc;
-  if (name == "docker") return ContainerKind::kDocker;
-  return ContainerKind::kOther;  // podman, systemd-nspawn, lxc-libvirt, ...
-}
-
-// The container= entry of a NUL-separated environ block, or "".
-std::string_view ContainerFromEnviron(std::string_view block) {
-  constexpr std::string_view kKey = "container=";
-  while (!block.empty()) {
-    size_t nul = block.find('\0');
-    std::string_view entry = block.substr(0, nul);
-    if (entry.starts_with(kKey)) return entry.substr(kKey.size());
-    if (nul == std::string_view::npos) break;
-    block.remove_prefix(nul + 1);
-  }
-  return {};
-}
-
-// Without a cgroup namespace, pid 1 of a container sits in the runtime's
-// cgroup: "/lxc/<name>", "/lxc.payload.<name>", "/docker/<id>" or
-// "/system.slice/docker-<id>.scope".
-ContainerKind KindFromCgroupPath(std::string_view path) {
-  if (path.find("/lxc/") != std::string_view::npos || path.find("lxc.payload") != std::string_view::npos) {
-    return ContainerKind::kLxc;
-  }
-  if (path.find("/docker/") != std::string_view::npos || path.find("/docker-") != std::string_view::npos) {
-    return ContainerKind::kDocker;
-  }
-  return ContainerKind::kNone;
-}
-
 }  // namespace
 
 const char* CgroupVersionName(CgroupVersion v) {
@@ -102,16 +67,6 @@ const char* CgroupVersionName(CgroupVersion v) {
     case CgroupVersion::kUnknown: return "unknown";
   }
   return "unknown";
-}
-
-const char* ContainerKindName(ContainerKind k) {
-  switch (k) {
-    case ContainerKind::kNone: return "none";
-    case ContainerKind::kLxc: return "lxc";
-    case ContainerKind::kDocker: return "docker";
-    case ContainerKind::kOther: return "other";
-  }
-  return "other";
 }
 
 HostFs::HostFs(std::string root) : root_(std::move(root)) {}
@@ -130,6 +85,8 @@ Result<std::string> HostFs::ReadFile(std::string_view relative) const {
   if (read.err != 0) return ErrnoError("cannot read " + path, read.err);
   return std::move(read.text);
 }
+
+bool HostFs::Exists(std::string_view relative) const { return StatSucceeds(Path(relative)); }
 
 Result<Meminfo> HostFs::ReadMeminfo() const {
   Result<std::string> text = ReadFile("proc/meminfo");
@@ -208,7 +165,7 @@ Result<std::vector<CgroupEntry>> HostFs::ReadSelfCgroup() const {
 }
 
 CgroupVersion HostFs::DetectCgroupVersion() const {
-  if (Exists(Path("sys/fs/cgroup/cgroup.controllers"))) return CgroupVersion::kV2;
+  if (Exists("sys/fs/cgroup/cgroup.controllers")) return CgroupVersion::kV2;
   static constexpr std::string_view kV1Controllers[] = {
       "memory", "cpu", "cpuacct", "cpuset", "blkio", "pids", "devices", "freezer"};
   bool has_v1 = false;
@@ -217,27 +174,6 @@ CgroupVersion HostFs::DetectCgroupVersion() const {
   }
   if (!has_v1) return CgroupVersion::kUnknown;
   return IsDir(Path("sys/fs/cgroup/unified")) ? CgroupVersion::kHybrid : CgroupVersion::kV1;
-}
-
-ContainerKind HostFs::DetectContainer() const {
-  // Most explicit evidence first: what the runtime says about itself, then
-  // marker files, then cgroup path guesses.
-  ContainerKind kind = KindFromManagerName(ReadFile("run/host/container-manager").value_or(""));
-  if (kind != ContainerKind::kNone) return kind;
-  // proc/1/environ is root-only; when unreadable this clue is skipped.
-  std::string pid1_environ = ReadFile("proc/1/environ").value_or("");
-  kind = KindFromManagerName(ContainerFromEnviron(pid1_environ));
-  if (kind != ContainerKind::kNone) return kind;
-  if (Exists(Path(".dockerenv"))) return ContainerKind::kDocker;
-  if (Exists(Path("run/.containerenv"))) return ContainerKind::kOther;  // podman
-  if (Exists(Path("dev/lxd"))) return ContainerKind::kLxc;  // LXD's guest API socket dir
-  Result<std::vector<CgroupEntry>> cgroups = ParseProcCgroup(ReadFile("proc/1/cgroup").value_or(""));
-  if (!cgroups.ok()) return ContainerKind::kNone;
-  for (const CgroupEntry& entry : *cgroups) {
-    kind = KindFromCgroupPath(entry.path);
-    if (kind != ContainerKind::kNone) return kind;
-  }
-  return ContainerKind::kNone;
 }
 
 }  // namespace gpuctl::sys

@@ -13,10 +13,8 @@
 namespace gpuctl::sys {
 
 enum class CgroupVersion { kUnknown, kV1, kV2, kHybrid };
-enum class ContainerKind { kNone, kLxc, kDocker, kOther };
 
 const char* CgroupVersionName(CgroupVersion v);  // "1", "2", "hybrid", "unknown"
-const char* ContainerKindName(ContainerKind k);  // "none", "lxc", "docker", "other"
 
 class HostFs {
  public:
@@ -27,6 +25,8 @@ class HostFs {
   std::string Path(std::string_view relative) const;
   // Whole file as text. Errors: kNotFound, kPermissionDenied, kIo.
   Result<std::string> ReadFile(std::string_view relative) const;
+  // Anything at root + relative (a file, a directory, a socket); links followed.
+  bool Exists(std::string_view relative) const;
 
   Result<Meminfo> ReadMeminfo() const;
   // nullopt when the kernel has no PSI (file absent, or EOPNOTSUPP when
@@ -45,9 +45,7 @@ class HostFs {
   // v2: sys/fs/cgroup/cgroup.controllers exists; hybrid: v1 controllers plus
   // sys/fs/cgroup/unified; v1: controller directories under sys/fs/cgroup.
   CgroupVersion DetectCgroupVersion() const;
-  // From (in order) run/host/container-manager, proc/1/environ container=,
-  // .dockerenv / run/.containerenv / dev/lxd, and proc/1/cgroup path hints.
-  ContainerKind DetectContainer() const;
+  // Container, VM or bare metal: agents/sys/where_running.h, not here.
 
  private:
   std::string root_;

@@ -1,5 +1,7 @@
 #include "client/output/health_json.h"
 
+#include "client/output/where_running_output.h"
+
 namespace gpuctl::client {
 namespace {
 
@@ -116,6 +118,7 @@ json HealthToJson(const v1::HealthSnapshot& s) {
       {"psi", psi},
       {"cgroup_version", CgroupVersionText(h.cgroup_version())},
       {"container", ContainerText(h.container())},
+      {"where", WhereRunningJson(h.where())},
   };
   json gpus = json::array();
   for (const v1::Gpu& g : s.gpus()) gpus.push_back(GpuJson(g));

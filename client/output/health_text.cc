@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "client/output/table.h"
+#include "client/output/where_running_output.h"
 #include "common/utf8.h"
 #include "common/units.h"
 
@@ -35,9 +36,16 @@ std::string HostLine(const v1::HostHealth& h) {
   static const char* kCgroup[] = {"?", "v1", "v2", "hybrid"};
   int cg = h.cgroup_version();
   line += std::string("  cgroup ") + (cg >= 0 && cg <= 3 ? kCgroup[cg] : "?");
-  if (h.container() == v1::CONTAINER_KIND_LXC) line += "  in lxc";
-  if (h.container() == v1::CONTAINER_KIND_DOCKER) line += "  in docker";
-  if (h.container() == v1::CONTAINER_KIND_OTHER) line += "  in a container";
+  // The same words as `probe`'s os line; an agent older than `where` has only `container`.
+  if (std::string where = WhereRunningText(h.where()); !where.empty()) {
+    line += "  " + where;
+  } else if (h.container() == v1::CONTAINER_KIND_LXC) {
+    line += "  in lxc";
+  } else if (h.container() == v1::CONTAINER_KIND_DOCKER) {
+    line += "  in docker";
+  } else if (h.container() == v1::CONTAINER_KIND_OTHER) {
+    line += "  in a container";
+  }
   return line + "\n";
 }
 

@@ -1,5 +1,7 @@
 #include "client/output/probe_json.h"
 
+#include "client/output/where_running_output.h"
+
 namespace gpuctl::client {
 namespace {
 
@@ -57,6 +59,7 @@ json ProbeToJson(const v1::HostProbe& p) {
       {"proxmox_host", p.proxmox_host()},
       {"proxmox_version", OrNull(p.proxmox_version())},
       {"notes", Strings(p.notes())},
+      {"where", WhereRunningJson(p.where())},
   };
 }
 

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "client/output/where_running_output.h"
 #include "common/utf8.h"
 #include "common/units.h"
 
@@ -36,10 +37,12 @@ std::string Venv(const v1::PythonVenv& v) {
   return text + "torch " + v.torch_version() + (v.torch_cuda().empty() ? " (CPU)" : " (CUDA " + v.torch_cuda() + ")");
 }
 
+// The same words as `health`'s host line; an agent older than `where` has only lxc_guest.
 std::string Where(const v1::HostProbe& p) {
-  if (p.lxc_guest()) return "LXC guest";
-  if (p.proxmox_host()) return "Proxmox host" + (p.proxmox_version().empty() ? "" : " (" + p.proxmox_version() + ")");
-  return "host";
+  std::string where = WhereRunningText(p.where());
+  if (where.empty()) where = p.lxc_guest() ? "LXC guest" : "host";
+  if (p.proxmox_host()) where += ", Proxmox host" + (p.proxmox_version().empty() ? "" : " (" + p.proxmox_version() + ")");
+  return where;
 }
 
 }  // namespace
@@ -47,6 +50,8 @@ std::string Where(const v1::HostProbe& p) {
 std::string ProbeToText(const v1::HostProbe& p) {
   std::ostringstream out;
   Line(out, "os", (p.os_pretty_name().empty() ? OrUnknown(p.os_id()) : p.os_pretty_name()) + ", " + Where(p));
+  // Line() escapes its text; the evidence is escaped already, so it is written directly.
+  if (p.where().evidence_size() > 0) out << "where     " << WhereEvidenceText(p.where()) << "\n";
   Line(out, "kernel", OrUnknown(p.kernel_release()) +
                           (p.kernel_headers_installed() ? ", headers installed" : ", no headers"));
   Line(out, "cpus", std::to_string(p.cpus()));

@@ -1,5 +1,6 @@
 #include "daemon/service/health_convert.h"
 #include "daemon/service/proto_text.h"
+#include "daemon/service/where_running_convert.h"
 
 #include <chrono>
 
@@ -23,12 +24,15 @@ v1::CgroupVersion ToProto(sys::CgroupVersion v) {
   return v1::CGROUP_VERSION_UNSPECIFIED;
 }
 
-v1::ContainerKind ToProto(sys::ContainerKind k) {
+// The older, coarser field: a VM or bare metal is "no container".
+v1::ContainerKind ContainerKindOf(sys::WhereKind k) {
   switch (k) {
-    case sys::ContainerKind::kNone: return v1::CONTAINER_KIND_NONE;
-    case sys::ContainerKind::kLxc: return v1::CONTAINER_KIND_LXC;
-    case sys::ContainerKind::kDocker: return v1::CONTAINER_KIND_DOCKER;
-    case sys::ContainerKind::kOther: return v1::CONTAINER_KIND_OTHER;
+    case sys::WhereKind::kBareMetal:
+    case sys::WhereKind::kVm: return v1::CONTAINER_KIND_NONE;
+    case sys::WhereKind::kLxc: return v1::CONTAINER_KIND_LXC;
+    case sys::WhereKind::kDocker: return v1::CONTAINER_KIND_DOCKER;
+    case sys::WhereKind::kPodman:
+    case sys::WhereKind::kOtherContainer: return v1::CONTAINER_KIND_OTHER;
   }
   return v1::CONTAINER_KIND_UNSPECIFIED;
 }
@@ -61,7 +65,8 @@ void ToProto(const health::HostHealth& in, v1::HostHealth& out) {
     if (in.memory_pressure->full) ToProto(*in.memory_pressure->full, *psi->mutable_full());
   }
   out.set_cgroup_version(ToProto(in.cgroup_version));
-  out.set_container(ToProto(in.container));
+  out.set_container(ContainerKindOf(in.where.kind));
+  WhereRunningToProto(in.where, *out.mutable_where());
 }
 
 void ToProto(const sys::GpuDevice& in, v1::Gpu& out) {

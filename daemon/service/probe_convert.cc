@@ -3,6 +3,7 @@
 #include "agents/provision/probe_gpu_arch.h"
 #include "agents/sys/environment.h"
 #include "daemon/service/proto_text.h"
+#include "daemon/service/where_running_convert.h"
 
 namespace gpuctl::daemon {
 
@@ -47,6 +48,7 @@ void ToProto(const provision::HostProbe& in, v1::HostProbe& out) {
     v->set_torch_cuda(venv.torch_cuda);
   }
   out.set_lxc_guest(in.lxc_guest);
+  WhereRunningToProto(in.where, *out.mutable_where());
   out.set_proxmox_host(in.proxmox_host);
   out.set_proxmox_version(in.proxmox_version);
   for (const std::string& note : in.notes) out.add_notes(note);

@@ -42,7 +42,7 @@ TEST(HostSampler, SamplesEveryField) {
   EXPECT_EQ(h->os_release, "Ubuntu 24.04.1 LTS");
   EXPECT_EQ(h->cpus, 16u);
   EXPECT_EQ(h->cgroup_version, sys::CgroupVersion::kV2);
-  EXPECT_EQ(h->container, sys::ContainerKind::kLxc);
+  EXPECT_EQ(h->where.kind, sys::WhereKind::kLxc);
   EXPECT_EQ(h->mem_total_bytes, 4000u * 1024);
   EXPECT_EQ(h->mem_available_bytes, 3000u * 1024);
   EXPECT_EQ(h->swap_total_bytes, 2000u * 1024);
@@ -93,7 +93,7 @@ TEST(HostSampler, LeavesOptionalFieldsAtDefaults) {
   EXPECT_EQ(h->hostname, "");
   EXPECT_EQ(h->cpus, 0u);
   EXPECT_EQ(h->cgroup_version, sys::CgroupVersion::kUnknown);
-  EXPECT_EQ(h->container, sys::ContainerKind::kNone);
+  EXPECT_EQ(h->where.kind, sys::WhereKind::kBareMetal);
 }
 
 TEST(HostSampler, LogsAMissingFieldOnlyOnce) {

@@ -381,7 +381,7 @@ TEST(DriverPlan, GuestsArePinnedToTheHostModuleAsNvidiaPins) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.os + " under " + c.module);
     PlanFacts facts = Host(c.os, c.os == "ubuntu" ? "24.04" : "12");
-    facts.lxc_guest = true;
+    facts.container_guest = true;
     facts.kernel_module_version = c.module;
     facts.kernel_module_open = true;
     auto plan = PlanGuestDriver(facts, {});
@@ -412,7 +412,7 @@ TEST(DriverPlan, DriverForCudaIsTheKeptOrPlannedOne) {
   facts.kernel_module_version = facts.driver_library_version = "550.127.05";
   EXPECT_EQ(DriverForCuda(facts, {}, true), "550.127.05");  // kept: CUDA 13 is then refused
   EXPECT_EQ(DriverForCuda(facts, Asking(580), true), "580");
-  facts.lxc_guest = true;
+  facts.container_guest = true;
   EXPECT_EQ(DriverForCuda(facts, Asking(580), true), "550.127.05");
 }
 

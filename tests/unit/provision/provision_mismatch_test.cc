@@ -199,7 +199,7 @@ TEST(PlanFacts, ToolkitsAreThoseWhereCudaHomeWouldPoint) {
 }
 
 TEST_F(ProvisionMismatchTest, LxcGuestInstallsUserSpaceAtTheHostModulesVersion) {
-  facts.lxc_guest = true;
+  facts.container_guest = true;
   facts.kernel_module_version = "590.44.01";
   facts.os_id = "debian";
   facts.os_version_id = "12";
@@ -217,7 +217,7 @@ TEST_F(ProvisionMismatchTest, LxcGuestInstallsUserSpaceAtTheHostModulesVersion) 
 }
 
 TEST_F(ProvisionMismatchTest, LxcGuestRefusesUserSpaceOfAnotherVersion) {
-  facts.lxc_guest = true;
+  facts.container_guest = true;
   facts.kernel_module_version = "590.44.01";
   facts.os_id = "debian";
   facts.os_version_id = "12";
@@ -238,7 +238,7 @@ TEST_F(ProvisionMismatchTest, LxcGuestRefusesUserSpaceOfAnotherVersion) {
 }
 
 TEST_F(ProvisionMismatchTest, UbuntuLxcGuestWithAnotherBranchsLibraryIsRefused) {
-  facts.lxc_guest = true;  // Ubuntu 24.04
+  facts.container_guest = true;  // Ubuntu 24.04
   facts.kernel_module_version = "590.44.01";
   Installed("cuda-keyring", "1.1-1");
   Installed("libnvidia-compute-580", "580.95.05-0ubuntu1");
@@ -256,7 +256,7 @@ TEST_F(ProvisionMismatchTest, UbuntuLxcGuestWithAnotherBranchsLibraryIsRefused) 
 // pinning package for the module's version picks it, for them and their
 // dependencies alike.
 TEST_F(ProvisionMismatchTest, UbuntuLxcGuestInstallsUnversionedPackagesAfterThePinningPackage) {
-  facts.lxc_guest = true;
+  facts.container_guest = true;
   facts.kernel_module_version = "590.44.01";
   Installed("cuda-keyring", "1.1-1");
   ProvisionOptions options;
@@ -276,7 +276,7 @@ TEST_F(ProvisionMismatchTest, UbuntuLxcGuestInstallsUnversionedPackagesAfterTheP
 // Under a host driver before 580 there is no pinning package: gpuctl writes
 // the apt preferences it would hold, so dependencies follow the version too.
 TEST_F(ProvisionMismatchTest, LxcGuestUnderA550HostPinsWithAptPreferences) {
-  facts.lxc_guest = true;
+  facts.container_guest = true;
   facts.kernel_module_version = "550.127.05";
   Installed("cuda-keyring", "1.1-1");
   testing::ScopedEnv offered("GPUCTL_STANDIN_DRIVER_VERSION", "550.127.05");
@@ -294,7 +294,7 @@ TEST_F(ProvisionMismatchTest, LxcGuestUnderA550HostPinsWithAptPreferences) {
 }
 
 TEST_F(ProvisionMismatchTest, LxcGuestWithoutAHostModuleIsRefused) {
-  facts.lxc_guest = true;
+  facts.container_guest = true;
   facts.kernel_module_version.reset();
   ProvisionOptions options;
   options.steps = {"driver"};

@@ -257,7 +257,7 @@ TEST(PlanFacts, AContainerKeepsTheHostsModuleButHasItsOwnOs) {
   PlanFacts guest = ContainerFacts(host, sys::HostFs(rootfs.path()));
   EXPECT_EQ(guest.os_id, "ubuntu");
   EXPECT_EQ(guest.os_version_id, "24.04");
-  EXPECT_TRUE(guest.lxc_guest);
+  EXPECT_TRUE(guest.container_guest);
   EXPECT_FALSE(guest.proxmox_host);
   EXPECT_EQ(guest.kernel_module_version, "590.44.01");
 }
@@ -266,7 +266,7 @@ TEST(PlanFacts, ComeFromTheHostProbe) {
   HostProbe probe;
   probe.os_id = "ubuntu";
   probe.os_version_id = "24.04";
-  probe.lxc_guest = true;
+  probe.where.kind = sys::WhereKind::kLxc;
   probe.driver_module = NvidiaKernelModule{"590.44.01", true};
   probe.gpus = {ProbedGpu{"0000:17:00.0", "0302", "10de", "2335", "H200", "9.0"},
                 ProbedGpu{"0000:18:00.0", "0302", "10de", "2b85", "B200", ""}};
@@ -275,7 +275,7 @@ TEST(PlanFacts, ComeFromTheHostProbe) {
   PlanFacts facts = FactsFromProbe(probe);
   EXPECT_EQ(facts.os_id, "ubuntu");
   EXPECT_EQ(facts.os_version_id, "24.04");
-  EXPECT_TRUE(facts.lxc_guest);
+  EXPECT_TRUE(facts.container_guest);
   EXPECT_EQ(facts.kernel_module_version, "590.44.01");
   EXPECT_TRUE(facts.kernel_module_open);
   EXPECT_EQ(facts.compute_capabilities, std::vector<std::string>{"9.0"});

@@ -150,56 +150,7 @@ TEST(DetectCgroupVersion, UnknownWithoutCgroupFs) {
   EXPECT_STREQ(CgroupVersionName(CgroupVersion::kV2), "2");
 }
 
-// --- containers --------------------------------------------------------------
-
-TEST(DetectContainer, NoneOnABareHost) {
-  TempDir dir;
-  dir.WriteFile("proc/1/cgroup", "0::/init.scope\n");
-  dir.WriteFile("proc/1/environ", EnvironBlock({"HOME=/", "TERM=linux"}));
-  EXPECT_EQ(HostFs(dir.path()).DetectContainer(), ContainerKind::kNone);
-  EXPECT_STREQ(ContainerKindName(ContainerKind::kNone), "none");
-}
-
-TEST(DetectContainer, LxcFromPid1Environ) {
-  TempDir dir;
-  dir.WriteFile("proc/1/environ", EnvironBlock({"PATH=/bin", "container=lxc", "TERM=xterm"}));
-  EXPECT_EQ(HostFs(dir.path()).DetectContainer(), ContainerKind::kLxc);
-  EXPECT_STREQ(ContainerKindName(ContainerKind::kLxc), "lxc");
-}
-
-TEST(DetectContainer, ContainerManagerFileComesFirst) {
-  TempDir dir;
-  dir.WriteFile("run/host/container-manager", "docker\n");
-  dir.WriteFile("proc/1/environ", EnvironBlock({"container=lxc"}));
-  EXPECT_EQ(HostFs(dir.path()).DetectContainer(), ContainerKind::kDocker);
-  dir.WriteFile("run/host/container-manager", "systemd-nspawn\n");
-  EXPECT_EQ(HostFs(dir.path()).DetectContainer(), ContainerKind::kOther);
-}
-
-TEST(DetectContainer, MarkerFiles) {
-  TempDir docker;
-  docker.WriteFile(".dockerenv", "");
-  EXPECT_EQ(HostFs(docker.path()).DetectContainer(), ContainerKind::kDocker);
-  TempDir podman;
-  podman.WriteFile("run/.containerenv", "engine=\"podman-4.3.1\"\n");
-  EXPECT_EQ(HostFs(podman.path()).DetectContainer(), ContainerKind::kOther);
-  TempDir lxd;
-  lxd.MakeDir("dev/lxd");
-  EXPECT_EQ(HostFs(lxd.path()).DetectContainer(), ContainerKind::kLxc);
-}
-
-TEST(DetectContainer, Pid1CgroupPathHints) {
-  struct Case { const char* cgroup; ContainerKind want; };
-  for (const Case& c : {Case{"0::/lxc.payload.101\n", ContainerKind::kLxc},
-                        Case{"4:memory:/lxc/101\n0::/lxc/101\n", ContainerKind::kLxc},
-                        Case{"3:cpu,cpuacct:/docker/0123abcd\n", ContainerKind::kDocker},
-                        Case{"0::/system.slice/docker-0123abcd.scope\n", ContainerKind::kDocker},
-                        Case{"0::/\n", ContainerKind::kNone}}) {
-    TempDir dir;
-    dir.WriteFile("proc/1/cgroup", c.cgroup);
-    EXPECT_EQ(HostFs(dir.path()).DetectContainer(), c.want) << c.cgroup;
-  }
-}
+// Containers, VMs and bare metal: where_running_test.cc.
 
 // --- the real machine ----------------------------------------------------------
 
