@@ -72,6 +72,8 @@ Result<JobRecord> JobCommands::StartRun(JobSpec spec, Lineage lineage, bool admi
   record.cgroup = placement->cgroup;
   record.pid_path = placement->pid_path;
   record.cgroup_gate = placement->cgroup_gate;
+  record.run_command = placement->run_command;
+  record.run_env = placement->env.set_by_gpuctl;
   record.attempts = std::move(lineage.attempts);
   record.hold_step = lineage.hold_step;
   record.restarts_without_progress = lineage.restarts_without_progress;

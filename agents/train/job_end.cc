@@ -1,6 +1,26 @@
 #include "agents/train/job_end.h"
 
+#include "common/units.h"
+
 namespace gpuctl::train {
+namespace {
+
+// The shell's (and execvp's) codes for a command that never ran.
+std::string ExitReason(int code) {
+  std::string reason = "exited " + std::to_string(code);
+  if (code == 127) reason += ": command not found";
+  if (code == 126) reason += ": not executable";
+  return reason;
+}
+
+// "200 MiB" for a whole number of MiB (as --mem-limit is usually given).
+std::string LimitText(uint64_t bytes) {
+  constexpr uint64_t kMiB = 1024 * 1024;
+  if (bytes > 0 && bytes % kMiB == 0 && bytes / kMiB < 1024) return std::to_string(bytes / kMiB) + " MiB";
+  return FormatBytes(bytes);
+}
+
+}  // namespace
 
 JobEnd DecideJobEnd(const ExitStatusReading& exit, bool stop_requested,
                     const std::optional<std::string>& guard_kill_reason) {
@@ -22,7 +42,7 @@ JobEnd DecideJobEnd(const ExitStatusReading& exit, bool stop_requested,
     } else {
       end.state = JobState::kFailed;
       end.reason = end.term_signal ? "killed by signal " + std::to_string(*end.term_signal)
-                                   : "exited " + std::to_string(exit.value);
+                                   : ExitReason(exit.value);
     }
   } else if (exit.kind == ExitStatusReading::Kind::kUnreadable) {
     // It ended (its processes are gone) but how is unknown: not a success,
@@ -47,6 +67,11 @@ JobEnd DecideRunEnd(const RunEndFacts& facts) {
       end.state == JobState::kStopped) {
     end.state = JobState::kFailed;
     end.reason = facts.agent_stop_reason;
+  }
+  if (facts.mem_limit_kill && end.state == JobState::kFailed && !facts.failure && facts.agent_stop_reason.empty()) {
+    end.reason = "exceeded " +
+                 std::string(facts.mem_limit_kill->from_flag ? "--mem-limit " : "the agent's default memory limit ") +
+                 LimitText(facts.mem_limit_kill->limit_bytes) + ": " + end.reason;
   }
   if (facts.never_seen_launched && facts.exit.kind == Kind::kMissing) {
     end.state = JobState::kFailed;

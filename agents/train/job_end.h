@@ -5,6 +5,7 @@
 // unit test; the run monitor gathers the facts and applies the answer.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -41,9 +42,19 @@ struct RunEndFacts {
   bool never_seen_launched = false;
   // Set when the disk holding its log is full: what to say of it.
   std::optional<std::string> disk_full;
+  // The kernel's OOM killer killed in the run's own memory cgroup: its limit
+  // then, and whether the user gave it (--mem-limit) or it was the agent's
+  // default.
+  struct MemLimitKill {
+    uint64_t limit_bytes = 0;
+    bool from_flag = false;
+  };
+  std::optional<MemLimitKill> mem_limit_kill;
 };
 
-// DecideJobEnd, then what it cannot know: the governor's failure where no
+// DecideJobEnd (which names the shell's 127 "command not found" and 126
+// "not executable"), then what it cannot know: a kill by the run's own
+// memory limit ("exceeded --mem-limit 200 MiB: killed by signal 9"); the governor's failure where no
 // stop or guard kill explains the end; "never launched" for a run never
 // seen launched that left no exit status; a full disk named in the reason
 // (as the cause when no exit status could be recorded).

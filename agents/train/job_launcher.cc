@@ -4,6 +4,7 @@
 
 #include "agents/sys/confined_root.h"
 #include "agents/sys/directory_listing.h"
+#include "agents/sys/environment.h"
 #include "agents/sys/files.h"
 
 namespace gpuctl::train {
@@ -12,22 +13,30 @@ namespace {
 // The run's own variables on top of the spec's: its run id, and where
 // NCCL's flight recorder writes its dump (beside the job's log, so a hang
 // dump finds it), unless the user chose.
-JobSpec WithRunEnv(const JobSpec& spec, const LaunchPaths& inside, const std::string& run_id) {
-  JobSpec with_run = spec;
-  with_run.env["GPUCTL_RUN_ID"] = run_id;
+EnvMap RunVariables(const JobSpec& spec, const LaunchPaths& inside, const std::string& run_id) {
+  EnvMap vars = {{"GPUCTL_RUN_ID", run_id}};
   std::string dir = inside.log_path.substr(0, inside.log_path.rfind('/') + 1);
   if (!dir.empty()) {
-    with_run.env.try_emplace("TORCH_NCCL_DEBUG_INFO_TEMP_FILE", dir + std::string(kNcclTracePrefix));
-    with_run.env.try_emplace("TORCH_NCCL_DEBUG_INFO_PIPE_FILE", dir + std::string(kNcclPipePrefix));
+    if (!spec.env.contains("TORCH_NCCL_DEBUG_INFO_TEMP_FILE")) {
+      vars["TORCH_NCCL_DEBUG_INFO_TEMP_FILE"] = dir + std::string(kNcclTracePrefix);
+    }
+    if (!spec.env.contains("TORCH_NCCL_DEBUG_INFO_PIPE_FILE")) {
+      vars["TORCH_NCCL_DEBUG_INFO_PIPE_FILE"] = dir + std::string(kNcclPipePrefix);
+    }
   }
-  return with_run;
+  return vars;
 }
 
 }  // namespace
 
 JobLauncher::JobLauncher(JobLauncherOptions options, const JobStore& store, sys::Tmux& tmux,
                          sys::ProcessControl& processes, sys::CommandRunner& runner)
-    : options_(std::move(options)), store_(store), tmux_(tmux), processes_(processes), runner_(runner) {
+    : options_(std::move(options)),
+      store_(store),
+      tmux_(tmux),
+      processes_(processes),
+      runner_(runner),
+      agent_env_(options_.agent_env ? *options_.agent_env : sys::ProcessEnvironment()) {
   // Everything beneath a container's root is the container's to change:
   // the agent resolves those paths inside it (agents/sys/confined_root.h).
   if (!options_.lxc_rootfs_template.empty()) sys::AddConfinedRoot(options_.lxc_rootfs_template);
@@ -119,6 +128,11 @@ Result<Placement> JobLauncher::Plan(const JobSpec& spec, const std::string& run_
                                                  "' exists without a running job; remove it with: tmux -L " +
                                                  options_.tmux_socket + " kill-session -t " + session);
   }
+  p.env = BuildJobEnvironment(agent_env_, spec, RunVariables(spec, p.inside, run_id));
+  p.run_command = EffectiveCommand(spec);
+  // A command that cannot be found would print "started" and then fail
+  // with 127: refused now, naming the PATH it was looked for on.
+  if (Status s = CheckCommandResolves(spec, p.env); !s.ok()) return s;
   if (options_.cgroups && spec.container.empty()) p.cgroup = options_.cgroup_parent + "/" + name + "@" + run_id;
   if (Status s = CheckTmuxCanCarry(spec, p, run_id); !s.ok()) return s;
   return p;
@@ -132,14 +146,20 @@ Status JobLauncher::CheckTmuxCanCarry(const JobSpec& spec, const Placement& p, c
   // slack covers tmux's own flags and paths (the cgroup's directory).
   constexpr size_t kTmuxCommandBytes = 16364;
   constexpr size_t kSlack = 512;
-  JobSpec with_run = WithRunEnv(spec, p.inside, run_id);
   LaunchPaths paths = p.inside;
   if (!p.cgroup.empty()) paths.cgroup_procs = "/sys/fs/cgroup/memory" + p.cgroup + "/cgroup.procs";
   size_t bytes = kSlack + spec.cwd.size() + run_id.size();
-  for (const std::string& arg : BuildLaunch(with_run, paths, options_.pct).argv) bytes += arg.size() + 1;
+  for (const std::string& arg : BuildLaunch(spec, paths, options_.pct, p.env).argv) bytes += arg.size() + 1;
   if (bytes <= kTmuxCommandBytes) return Status::Ok();
+  size_t agent_bytes = 0;
+  if (p.env.whole) {
+    for (const auto& [key, value] : p.env.vars) {
+      if (!p.env.set_by_gpuctl.contains(key) && !spec.env.contains(key)) agent_bytes += key.size() + value.size() + 2;
+    }
+  }
   return InvalidArgument("the command and its environment take " + std::to_string(bytes) +
-                         " bytes, and tmux carries at most " + std::to_string(kTmuxCommandBytes) +
+                         " bytes (" + std::to_string(agent_bytes) + " of them gpuctld's own environment, which jobs "
+                         "inherit), and tmux carries at most " + std::to_string(kTmuxCommandBytes) +
                          ": put long values in a file (or a --script) and pass its path");
 }
 
@@ -181,8 +201,7 @@ Status JobLauncher::Launch(const JobSpec& spec, const Placement& p, const std::s
     if (!dir.ok()) return dir.status();
     inside.cgroup_procs = *dir + "/cgroup.procs";
   }
-  JobSpec with_run = WithRunEnv(spec, inside, run_id);
-  sys::TmuxSessionSpec launch = BuildLaunch(with_run, inside, options_.pct);
+  sys::TmuxSessionSpec launch = BuildLaunch(spec, inside, options_.pct, p.env);
   launch.env["GPUCTL_RUN_ID"] = run_id;  // the session's, read back at agent start
   return tmux_.NewSession(launch);
 }

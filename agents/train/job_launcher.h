@@ -13,6 +13,7 @@
 #include "agents/sys/command_runner.h"
 #include "agents/sys/process_control.h"
 #include "agents/sys/tmux.h"
+#include "agents/train/job_environment.h"
 #include "agents/train/job_spec.h"
 #include "agents/train/job_store.h"
 #include "agents/train/launch_command.h"
@@ -28,6 +29,9 @@ struct JobLauncherOptions {
   std::string cgroup_parent = "/gpuctl";
   std::optional<uint64_t> default_mem_limit_bytes;
   std::string tmux_socket = "gpuctl";  // for the hints printed to users
+  // The environment jobs start from (job_environment.h); unset: the agent's
+  // own, read when the launcher is made.
+  std::optional<EnvMap> agent_env;
 };
 
 // A run's place, decided before anything happens.
@@ -38,6 +42,8 @@ struct Placement {
   std::string cgroup;     // PARENT/NAME@RUN, or empty
   std::string pid_path;   // the command's pid (as the container numbers it, for a container job)
   std::string cgroup_gate;  // container builds: where the agent answers the wrapper (container_build_gate.h)
+  JobEnvironment env;       // what the job's environment will be (job_environment.h)
+  std::vector<std::string> run_command;  // the argv it will run (EffectiveCommand)
 };
 
 struct Pane {
@@ -60,7 +66,7 @@ class JobLauncher {
               sys::CommandRunner& runner);
 
   // Errors: kInvalidArgument (missing or non-executable script, cwd that is
-  // not a directory), kFailedPrecondition (a container that is stopped or
+  // not a directory, a host job's command not found on its PATH), kFailedPrecondition (a container that is stopped or
   // unknown, no pct), kAlreadyExists (a tmux session of that name runs).
   Result<Placement> Plan(const JobSpec& spec, const std::string& run_id);
   // Looks for what runs of job `name` by its names alone: the session
@@ -91,6 +97,7 @@ class JobLauncher {
   sys::Tmux& tmux_;
   sys::ProcessControl& processes_;
   sys::CommandRunner& runner_;
+  EnvMap agent_env_;
 };
 
 }  // namespace gpuctl::train

@@ -161,6 +161,7 @@ json ToJson(const AttemptRecord& a) {
             {"log_path", a.log_path},       {"started_unix_ms", a.started_unix_ms},
             {"ended_unix_ms", a.ended_unix_ms}, {"changes", a.changes}};
   if (!a.resumed_from.empty()) j["resumed_from"] = a.resumed_from;
+  if (a.events > 0) j["events"] = a.events;
   PutOptional(j, "step", a.step);
   if (a.best_throughput) j["best_throughput"] = ToJson(*a.best_throughput);
   return j;
@@ -181,6 +182,7 @@ AttemptRecord AttemptFromJson(const json& j) {
   a.ended_unix_ms = JsonIntegerOr(j, "ended_unix_ms", int64_t{0});
   a.changes = j.value("changes", std::vector<std::string>{});
   a.resumed_from = j.value("resumed_from", "");
+  a.events = JsonIntegerOr(j, "events", uint64_t{0});
   return a;
 }
 
@@ -337,6 +339,9 @@ json ToJson(const JobRecord& r) {
     j["inner_pgid"] = r.inner_pgid;
     PutOptional(j, "inner_start_time", r.inner_start_time);
   }
+  if (!r.run_command.empty()) j["run_command"] = r.run_command;
+  if (!r.run_env.empty()) j["run_env"] = r.run_env;
+  if (!r.log_tail.empty()) j["log_tail"] = r.log_tail;
   return j;
 }
 
@@ -404,6 +409,9 @@ Result<JobRecord> JobRecordFromJson(const json& j) {
     r.restarts_without_progress = JsonIntegerOr(j, "restarts_without_progress", uint32_t{0});
     r.queued_unix_ms = JsonIntegerOr(j, "queued_unix_ms", int64_t{0});
     r.waiting_for = j.value("waiting_for", "");
+    r.run_command = j.value("run_command", std::vector<std::string>{});
+    r.run_env = j.value("run_env", std::map<std::string, std::string>{});
+    r.log_tail = j.value("log_tail", std::vector<std::string>{});
     return r;
   } catch (const std::exception& e) {
     return InvalidArgument(std::string("job record is malformed: ") + e.what());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,6 +58,7 @@ struct AttemptRecord {
   int64_t ended_unix_ms = 0;
   std::vector<std::string> changes;           // what the relaunch after it changed
   std::string resumed_from;                   // the checkpoint it started from; empty: scratch
+  uint64_t events = 0;                        // the events its log showed, kept and dropped
   bool operator==(const AttemptRecord&) const = default;
 };
 
@@ -142,6 +144,13 @@ struct JobRecord {
   int64_t queued_unix_ms = 0;
   uint32_t queue_position = 0;
   std::string waiting_for;
+  // What this run really got, decided at launch (job_environment.h): its
+  // argv (EffectiveCommand) and the variables gpuctl set in its environment.
+  // Empty in records from before them.
+  std::vector<std::string> run_command;
+  std::map<std::string, std::string> run_env;
+  // A run that ended failed: the last lines of its log (log_tail.h).
+  std::vector<std::string> log_tail;
   // Every field, so that tests compare whole records (a field a round trip
   // drops shows as a difference).
   bool operator==(const JobRecord&) const = default;

@@ -21,6 +21,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +58,8 @@ namespace gpuctl::train {
 
 struct JobSupervisorOptions {
   std::string state_dir;
+  // The environment jobs start from (job_environment.h); unset: the agent's.
+  std::optional<std::map<std::string, std::string>> agent_env;
   // Where a Proxmox LXC container's root filesystem appears on the host
   // ({vmid} is replaced); job logs inside it are read from here.
   std::string lxc_rootfs_template = "/var/lib/lxc/{vmid}/rootfs";

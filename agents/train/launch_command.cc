@@ -67,6 +67,11 @@ const char* const kJobWrapperScript =
     "exit \"$code\"\n";
 
 sys::TmuxSessionSpec BuildLaunch(const JobSpec& spec, const LaunchPaths& paths, const std::string& pct) {
+  return BuildLaunch(spec, paths, pct, JobEnvironment{.vars = EffectiveEnv(spec), .whole = false, .set_by_gpuctl = {}});
+}
+
+sys::TmuxSessionSpec BuildLaunch(const JobSpec& spec, const LaunchPaths& paths, const std::string& pct,
+                                 const JobEnvironment& env) {
   sys::TmuxSessionSpec launch;
   launch.session = TmuxSessionName(spec.name);
   std::vector<std::string>& argv = launch.argv;
@@ -76,7 +81,8 @@ sys::TmuxSessionSpec BuildLaunch(const JobSpec& spec, const LaunchPaths& paths, 
   // The environment goes through env(1) rather than tmux -e so that it
   // also crosses into a container, where pct exec starts from a clean one.
   argv.push_back("env");
-  for (const auto& [key, value] : EffectiveEnv(spec)) argv.push_back(key + "=" + value);
+  if (env.whole) argv.push_back("-i");
+  for (const auto& [key, value] : env.vars) argv.push_back(key + "=" + value);
   argv.insert(argv.end(), {"sh", "-c", kJobWrapperScript, "gpuctl-job", paths.log_path, paths.exit_path, spec.cwd,
                             paths.cgroup_procs, paths.pid_path});
   for (std::string& arg : EffectiveCommand(spec)) argv.push_back(std::move(arg));

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "agents/sys/tmux.h"
+#include "agents/train/job_environment.h"
 #include "agents/train/job_spec.h"
 
 namespace gpuctl::train {
@@ -48,8 +49,12 @@ struct LaunchPaths {
   std::string pid_path;
 };
 
-// env K=V... sh -c WRAPPER gpuctl-job LOG EXIT CWD CGROUP_PROCS ARGV...; for a container,
-// the same behind `pct exec VMID --`.
+// env [-i] K=V... sh -c WRAPPER gpuctl-job LOG EXIT CWD CGROUP_PROCS ARGV...; for a container,
+// the same behind `pct exec VMID --`. -i with a whole environment
+// (job_environment.h), so nothing of the tmux server's own reaches the job.
+sys::TmuxSessionSpec BuildLaunch(const JobSpec& spec, const LaunchPaths& paths, const std::string& pct,
+                                 const JobEnvironment& env);
+// The same with EffectiveEnv(spec) on top of whatever the pane has.
 sys::TmuxSessionSpec BuildLaunch(const JobSpec& spec, const LaunchPaths& paths, const std::string& pct = "pct");
 
 }  // namespace gpuctl::train

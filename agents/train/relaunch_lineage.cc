@@ -18,6 +18,7 @@ Lineage EndAttempt(JobRecord& r, std::vector<std::string> changes) {
   ended.ended_unix_ms = r.ended_unix_ms;
   ended.changes = std::move(changes);
   ended.resumed_from = r.spec.resume_from;
+  ended.events = r.events.size() + r.events_dropped;
   ended.log_path = r.log_path;
   if (!r.log_path.empty() && sys::PathExists(r.log_path)) {
     std::string kept = r.log_path + "." + r.run_id;

@@ -9,6 +9,7 @@
 #include "agents/train/event_retention.h"
 #include "agents/train/exit_status.h"
 #include "agents/train/job_end.h"
+#include "agents/train/log_tail.h"
 #include "common/event_kinds.h"
 #include "common/units.h"
 
@@ -124,18 +125,29 @@ bool RunMonitor::SettleIfEnded(JobEntry& entry) {
     if (!BuildExitedLeavingProcesses(entry)) return false;
   }
   const GuardView::EndMarks marks = guard_.TakeMarks(r.run_id);
+  // A kill by the kernel within the run's own limit, read before its cgroup goes.
+  std::optional<RunEndFacts::MemLimitKill> mem_limit_kill;
+  if (sys::CgroupDriver* cgroups = processes_.cgroups(); cgroups && !r.cgroup.empty()) {
+    Result<uint64_t> kills = cgroups->OomKillCount(r.cgroup);
+    Result<std::optional<uint64_t>> limit = cgroups->MemoryLimit(r.cgroup);
+    if (kills.ok() && *kills > 0 && limit.ok() && *limit) {
+      mem_limit_kill = RunEndFacts::MemLimitKill{.limit_bytes = **limit, .from_flag = r.spec.mem_limit_bytes.has_value()};
+    }
+  }
   const JobEnd end = DecideRunEnd({.exit = ReadExitStatus(r.exit_path),
                                    .stop_requested = r.stop_requested,
                                    .guard_kill_reason = marks.guard_kill,
                                    .failure = marks.failure,
                                    .agent_stop_reason = r.agent_stop_reason,
                                    .never_seen_launched = r.state == JobState::kStarting && r.started_unix_ms == 0,
-                                   .disk_full = DiskFullNote(r)});
+                                   .disk_full = DiskFullNote(r),
+                                   .mem_limit_kill = mem_limit_kill});
   r.state = end.state;
   r.state_reason = end.reason;
   r.exit_code = end.exit_code;
   r.term_signal = end.term_signal;
   if (marks.guard_kill) r.guard_kill_reason = marks.guard_kill;
+  if (r.state == JobState::kFailed) r.log_tail = ReadLogTail(r.log_path);
   r.ended_unix_ms = table_.NowMs();
   for (JobGpuMemory& gpu : r.gpu_memory) gpu.used_bytes = 0;  // the peaks stay
   spdlog::info("job '{}' (run {}) {}: {}", r.spec.name, r.run_id, JobStateName(r.state), r.state_reason);

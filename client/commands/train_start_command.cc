@@ -24,9 +24,24 @@ void RunStart(CommandContext& ctx, const TrainStartFlags& flags, const Multinode
   if (!request.ok()) return ctx.Fail(request.status());
   auto agent = ctx.ConnectAgent();
   if (!agent.ok()) return ctx.Fail(agent.status());
+  // A start replaces an ended job of the same name (keeping one old log):
+  // said, not done silently. Asked first, since the answer to the start
+  // is the new run.
+  std::string replaced;
+  if (Result<v1::Job> existing = (*agent)->GetJob(flags.name); existing.ok()) {
+    replaced = JobReplacedText(*existing, NowUnixMs());
+  }
   Result<v1::Job> job = (*agent)->StartJob(*request);
   if (!job.ok()) return ctx.Fail(job.status().Wrap("starting job " + flags.name));
-  std::string agent_flag = ctx.global.agent.empty() ? "" : "--agent " + ctx.global.agent + " ";
+  if (!replaced.empty() && ctx.global.format() == OutputFormat::kJson) {
+    ctx.console.err << replaced;  // stdout stays one JSON document
+  } else if (!replaced.empty()) {
+    ctx.console.out << replaced;
+  }
+  // The hints reach the same agent: --node N or --agent A as given.
+  std::string agent_flag = !ctx.global.node.empty()    ? "--node " + ctx.global.node + " "
+                           : !ctx.global.agent.empty() ? "--agent " + ctx.global.agent + " "
+                                                       : "";
   PrintJob(ctx, *job, JobStartedText(*job, agent_flag));
 }
 

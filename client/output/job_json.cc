@@ -86,6 +86,9 @@ json JobToJson(const v1::Job& job, int64_t now_unix_ms) {
   for (const std::string& arg : spec.command()) command.push_back(arg);
   json events = json::array();
   for (const v1::JobEvent& e : job.events()) events.push_back(JobEventToJson(e));
+  // What the run really got (empty before it launched, or from an older agent).
+  json run_env = json::object();
+  for (const auto& [key, value] : job.run_env()) run_env[key] = value;
   // Seconds with millisecond precision.
   double runtime_seconds = static_cast<double>(JobRuntime(job, now_unix_ms).count()) / 1000.0;
   json attempts = json::array();
@@ -102,7 +105,8 @@ json JobToJson(const v1::Job& job, int64_t now_unix_ms) {
                         {"started_unix_ms", a.started_unix_ms()},
                         {"ended_unix_ms", a.ended_unix_ms()},
                         {"changes", std::vector<std::string>(a.changes().begin(), a.changes().end())},
-                        {"resumed_from", a.resumed_from().empty() ? json(nullptr) : json(a.resumed_from())}});
+                        {"resumed_from", a.resumed_from().empty() ? json(nullptr) : json(a.resumed_from())},
+                        {"events", a.events()}});
   }
   json gpu_memory = json::array();
   for (const v1::JobGpuMemory& m : job.gpu_memory()) {
@@ -156,6 +160,9 @@ json JobToJson(const v1::Job& job, int64_t now_unix_ms) {
       {"script", spec.script()},
       {"cwd", spec.cwd()},
       {"command", command},
+      {"run_command", std::vector<std::string>(job.run_command().begin(), job.run_command().end())},
+      {"run_env", run_env},
+      {"log_tail", std::vector<std::string>(job.log_tail().begin(), job.log_tail().end())},
       {"created_unix_ms", job.created_unix_ms()},
       {"started_unix_ms", job.started_unix_ms()},
       {"ended_unix_ms", job.ended_unix_ms() > 0 ? json(job.ended_unix_ms()) : json(nullptr)},
@@ -167,6 +174,7 @@ json JobToJson(const v1::Job& job, int64_t now_unix_ms) {
       {"metrics", MetricsJson(job.metrics())},
       {"events", events},
       {"events_dropped", job.events_dropped()},
+      {"events_total", job.events_total()},
       {"attempt", spec.attempt()},
       {"on_oom", on_oom},
       {"attempts", attempts},

@@ -33,9 +33,9 @@ std::string Rate(const v1::Throughput& t) {
 std::string OrDash(const std::string& s) { return s.empty() ? "-" : s; }
 
 // The argv as a shell would need it typed: 'single quotes' where needed.
-std::string QuotedCommand(const v1::JobSpec& spec) {
+std::string QuotedCommand(const google::protobuf::RepeatedPtrField<std::string>& argv) {
   std::string out;
-  for (const std::string& arg : spec.command()) {
+  for (const std::string& arg : argv) {
     bool plain = !arg.empty() && arg.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                                                        "0123456789-_./=:,+@%") == std::string::npos;
     if (!out.empty()) out += ' ';
@@ -196,8 +196,13 @@ std::string JobToText(const v1::Job& job, int64_t now_unix_ms) {
   };
   field("job", spec.name());
   field("kind", JobKind(spec));
-  field("state", std::string(JobStateName(job.state())) +
-                     (job.state_reason().empty() ? "" : " (" + job.state_reason() + ")"));
+  // The reason once: "running", not "running (running)".
+  const std::string state_name = JobStateName(job.state());
+  const bool reason_adds = !job.state_reason().empty() && job.state_reason() != state_name;
+  field("state", state_name + (reason_adds ? " (" + job.state_reason() + ")" : ""));
+  // A failed run's last log lines, under its state: the why, without a
+  // second call. The job wrote them: escaped.
+  for (const std::string& line : job.log_tail()) out += "  | " + EscapeForTerminal(line) + "\n";
   std::string exit = "-";
   if (job.has_term_signal()) {
     exit = "killed by " + SignalName(job.term_signal()) + " (" + std::to_string(job.term_signal()) + ")";
@@ -205,13 +210,29 @@ std::string JobToText(const v1::Job& job, int64_t now_unix_ms) {
     exit = "code " + std::to_string(job.exit_code());
   }
   field("exit", exit);
-  field("pid", std::to_string(job.pid()) + " (pgid " + std::to_string(job.pgid()) + ", tmux session " +
-                   OrDash(job.tmux_session()) + ")");
+  if (job.pid() > 0) {
+    field("pid", std::to_string(job.pid()) + " (pgid " + std::to_string(job.pgid()) + ", tmux session " +
+                     OrDash(job.tmux_session()) + ")");
+  } else {
+    field("pid", "-");  // queued, or not started yet: no process
+  }
   std::string runtime = FormatDuration(JobRuntime(job, now_unix_ms));
   if (job.started_unix_ms() <= 0) runtime = "- (not started)";
   else if (job.ended_unix_ms() <= 0) runtime += " (still running)";
   field("runtime", runtime);
-  field("command", OrDash(QuotedCommand(spec)));
+  field("command", OrDash(QuotedCommand(spec.command())));
+  // What the run got, where it differs from what was asked (--anchors, a
+  // relaunch's --retry-args and knob changes).
+  if (job.run_command_size() > 0 && !std::equal(job.run_command().begin(), job.run_command().end(),
+                                                spec.command().begin(), spec.command().end())) {
+    field("run command", QuotedCommand(job.run_command()));
+  }
+  if (!job.run_env().empty()) {
+    // The variables gpuctl set; the rest is the agent's and --env.
+    std::vector<std::pair<std::string, std::string>> vars(job.run_env().begin(), job.run_env().end());
+    std::sort(vars.begin(), vars.end());
+    for (const auto& [key, value] : vars) field("run env", key + "=" + value);
+  }
   field("cwd", OrDash(spec.cwd()));
   field("anchors", spec.has_anchors() ? std::to_string(spec.anchors()) : "-");
   field("alloc conf", OrDash(spec.alloc_conf()));
@@ -259,10 +280,15 @@ std::string JobToText(const v1::Job& job, int64_t now_unix_ms) {
   }
   ProgressText(job, now_unix_ms, field);
   field("log", FormatBytes(job.log_bytes()) + (job.log_path().empty() ? "" : " in " + job.log_path()));
-  field("events", std::to_string(job.events_size()) +
-                     (job.events_dropped() > 0 ? " (and " + std::to_string(job.events_dropped()) +
-                                                     " older ones that decide nothing, dropped)"
-                                               : ""));
+  // Every attempt's, when earlier attempts had some: "3 (1 this run)".
+  const uint64_t this_run = static_cast<uint64_t>(job.events_size()) + job.events_dropped();
+  std::string events = std::to_string(job.events_size());
+  if (job.events_total() > this_run) {
+    events = std::to_string(job.events_total()) + " (" + std::to_string(this_run) + " this run)";
+  }
+  field("events", events + (job.events_dropped() > 0 ? " (and " + std::to_string(job.events_dropped()) +
+                                                           " older ones that decide nothing, dropped)"
+                                                     : ""));
   for (const v1::JobEvent& e : job.events()) out += "  " + JobEventToText(e) + "\n";
   return out;
 }
@@ -309,6 +335,16 @@ std::string JobStartedText(const v1::Job& job, const std::string& agent_flag) {
          "follow its log: " + gpuctl + "train logs -f " + name + "\n" +
          "see its state:  " + gpuctl + "train status " + name + "\n" +
          "stop it:        " + gpuctl + "train stop " + name + "\n";
+}
+
+std::string JobReplacedText(const v1::Job& existing, int64_t now_unix_ms) {
+  if (existing.ended_unix_ms() <= 0 || existing.state() == v1::JOB_STATE_QUEUED) return "";
+  std::string ago = FormatDuration(std::chrono::milliseconds(std::max<int64_t>(now_unix_ms - existing.ended_unix_ms(), 0)));
+  std::string line = "replacing the ended job " + existing.spec().name() + " (" + JobStateName(existing.state()) + " " +
+                     ago + " ago" + (existing.state_reason().empty() ? "" : ": " + existing.state_reason()) +
+                     "; its log stays as " + (existing.log_path().empty() ? "output.log" : existing.log_path()) +
+                     ".prev)";
+  return EscapeForTerminal(line) + "\n";
 }
 
 std::string JobStoppedText(const v1::Job& job, int64_t now_unix_ms) {

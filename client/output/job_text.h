@@ -35,5 +35,10 @@ std::string JobStartedText(const v1::Job& job, const std::string& agent_flag);
 
 // "job NAME: stopped (SIGTERM) after 1h02m" plus the reason when there is one.
 std::string JobStoppedText(const v1::Job& job, int64_t now_unix_ms);
+// `train start` of a name whose job has ended, said before it is replaced:
+// "replacing the ended job NAME (failed 3m ago: exited 1; its log stays as
+// output.log.prev)". Empty when `existing` has not ended (the start is then
+// refused, or it is queued).
+std::string JobReplacedText(const v1::Job& existing, int64_t now_unix_ms);
 
 }  // namespace gpuctl::client

@@ -2,7 +2,11 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <fstream>
+#include <type_traits>
+#include <variant>
 #include <nlohmann/json.hpp>
 
 #include "common/units.h"
@@ -53,6 +57,121 @@ Result<ListenAddress> ParseListenAddress(const std::string& text) {
   return addr;
 }
 
+namespace {
+
+// One key of the config file: its type, and where its value goes.
+enum class KeyType { kString, kInteger, kBoolean, kStrings };
+
+const char* KeyTypeName(KeyType type) {
+  switch (type) {
+    case KeyType::kString: return "string";
+    case KeyType::kInteger: return "integer";
+    case KeyType::kBoolean: return "boolean";
+    case KeyType::kStrings: return "array of strings";
+  }
+  return "?";
+}
+
+using ConfigField = std::variant<std::string DaemonConfig::*, int DaemonConfig::*, bool DaemonConfig::*,
+                                 std::vector<std::string> DaemonConfig::*>;
+
+struct KeySpec {
+  const char* name;
+  ConfigField field;
+};
+
+KeyType TypeOf(const ConfigField& field) { return static_cast<KeyType>(field.index()); }
+
+const std::vector<KeySpec>& Keys() {
+  static const std::vector<KeySpec> keys = {
+      {"listen", &DaemonConfig::listen},
+      {"state_dir", &DaemonConfig::state_dir},
+      {"log_level", &DaemonConfig::log_level},
+      {"nvml_library", &DaemonConfig::nvml_library},
+      {"nvidia_smi", &DaemonConfig::nvidia_smi},
+      {"gpu_max_age_ms", &DaemonConfig::gpu_max_age_ms},
+      {"tmux_socket", &DaemonConfig::tmux_socket},
+      {"pct", &DaemonConfig::pct},
+      {"lxc_rootfs", &DaemonConfig::lxc_rootfs},
+      {"provision_root", &DaemonConfig::provision_root},
+      {"max_log_streams", &DaemonConfig::max_log_streams},
+      {"gpu_busy_below", &DaemonConfig::gpu_busy_below},
+      {"kernel_log", &DaemonConfig::kernel_log},
+      {"guard", &DaemonConfig::guard},
+      {"guard_domain", &DaemonConfig::guard_domain},
+      {"guard_reserve", &DaemonConfig::guard_reserve},
+      {"guard_unmanaged", &DaemonConfig::guard_unmanaged},
+      {"guard_protect", &DaemonConfig::guard_protect},
+      {"cgroup_parent", &DaemonConfig::cgroup_parent},
+      {"lock_memory", &DaemonConfig::lock_memory},
+      {"tls_cert", &DaemonConfig::tls_cert},
+      {"tls_key", &DaemonConfig::tls_key},
+      {"tls_client_ca", &DaemonConfig::tls_client_ca},
+      {"metrics_listen", &DaemonConfig::metrics_listen},
+  };
+  return keys;
+}
+
+// "a string (\"5\")", "a number (1.5)", "an array": what a value was
+// instead, with a short view of it.
+std::string Described(const nlohmann::json& value) {
+  std::string kind = value.is_string()                ? "a string"
+                     : value.is_boolean()             ? "a boolean"
+                     : value.is_number_integer()      ? "an integer"
+                     : value.is_number()              ? "a number"
+                     : value.is_array()               ? "an array"
+                     : value.is_object()              ? "an object"
+                                                      : "null";
+  std::string shown = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (shown.size() > 40) shown = shown.substr(0, 37) + "...";
+  return kind + " (" + shown + ")";
+}
+
+// The value in its field, or why not.
+Status Assign(const KeySpec& key, const nlohmann::json& value, DaemonConfig& config) {
+  const KeyType type = TypeOf(key.field);
+  bool fits = false;
+  switch (type) {
+    case KeyType::kString: fits = value.is_string(); break;
+    case KeyType::kInteger:
+      fits = value.is_number_unsigned() ? value.get<uint64_t>() <= INT32_MAX
+                                        : value.is_number_integer() && value.get<int64_t>() >= INT32_MIN &&
+                                              value.get<int64_t>() <= INT32_MAX;
+      break;
+    case KeyType::kBoolean: fits = value.is_boolean(); break;
+    case KeyType::kStrings:
+      fits = value.is_array() && std::all_of(value.begin(), value.end(), [](const nlohmann::json& v) {
+               return v.is_string();
+             });
+      break;
+  }
+  if (!fits && type == KeyType::kInteger && value.is_number_integer()) {
+    return InvalidArgument("key '" + std::string(key.name) + "' must be an integer from " + std::to_string(INT32_MIN) +
+                           " to " + std::to_string(INT32_MAX) + ", got " + value.dump());
+  }
+  if (!fits) {
+    const char* type_name = KeyTypeName(type);
+    const bool an = type == KeyType::kInteger || type == KeyType::kStrings;
+    return InvalidArgument("key '" + std::string(key.name) + "' must be " + (an ? "an " : "a ") + type_name +
+                           ", got " + Described(value));
+  }
+  std::visit(
+      [&](auto member) {
+        using Value = std::remove_reference_t<decltype(config.*member)>;
+        config.*member = value.get<Value>();
+      },
+      key.field);
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::vector<ConfigFileKey> ConfigFileKeys() {
+  std::vector<ConfigFileKey> out;
+  for (const KeySpec& key : Keys()) out.push_back({key.name, KeyTypeName(TypeOf(key.field))});
+  return out;
+}
+
 Status LoadConfigFile(const std::string& path, DaemonConfig& config) {
   std::ifstream in(path);
   if (!in) return NotFound("config file " + path + " cannot be read");
@@ -63,40 +182,14 @@ Status LoadConfigFile(const std::string& path, DaemonConfig& config) {
     return InvalidArgument("config file " + path + " is not valid JSON: " + e.what());
   }
   if (!doc.is_object()) return InvalidArgument("config file " + path + " must hold a JSON object");
-  try {
-    for (const auto& [key, value] : doc.items()) {
-      if (key == "listen") config.listen = value.get<std::vector<std::string>>();
-      else if (key == "state_dir") config.state_dir = value.get<std::string>();
-      else if (key == "log_level") config.log_level = value.get<std::string>();
-      else if (key == "nvml_library") config.nvml_library = value.get<std::string>();
-      else if (key == "nvidia_smi") config.nvidia_smi = value.get<std::string>();
-      else if (key == "gpu_max_age_ms") config.gpu_max_age_ms = value.get<int>();
-      else if (key == "tmux_socket") config.tmux_socket = value.get<std::string>();
-      else if (key == "pct") config.pct = value.get<std::string>();
-      else if (key == "lxc_rootfs") config.lxc_rootfs = value.get<std::string>();
-      else if (key == "provision_root") config.provision_root = value.get<std::string>();
-      else if (key == "max_log_streams") config.max_log_streams = value.get<int>();
-      else if (key == "gpu_busy_below") config.gpu_busy_below = value.get<std::string>();
-      else if (key == "kernel_log") config.kernel_log = value.get<std::string>();
-      else if (key == "guard") config.guard = value.get<bool>();
-      else if (key == "guard_domain") config.guard_domain = value.get<std::string>();
-      else if (key == "guard_reserve") config.guard_reserve = value.get<std::string>();
-      else if (key == "guard_unmanaged") config.guard_unmanaged = value.get<bool>();
-      else if (key == "guard_protect") config.guard_protect = value.get<std::vector<std::string>>();
-      else if (key == "cgroup_parent") config.cgroup_parent = value.get<std::string>();
-      else if (key == "lock_memory") config.lock_memory = value.get<bool>();
-      else if (key == "tls_cert") config.tls_cert = value.get<std::string>();
-      else if (key == "tls_key") config.tls_key = value.get<std::string>();
-      else if (key == "tls_client_ca") config.tls_client_ca = value.get<std::string>();
-      else if (key == "metrics_listen") config.metrics_listen = value.get<std::string>();
-      else {
-        return InvalidArgument("config file " + path + ": unknown key '" + key +
-                               "' (known: listen, state_dir, log_level, nvml_library, nvidia_smi, gpu_max_age_ms, tmux_socket, pct, lxc_rootfs, provision_root, max_log_streams, gpu_busy_below, kernel_log, guard, guard_domain, guard_reserve, guard_unmanaged, "
-                               "guard_protect, cgroup_parent, lock_memory, tls_cert, tls_key, tls_client_ca, metrics_listen)");
-      }
+  for (const auto& [name, value] : doc.items()) {
+    auto key = std::find_if(Keys().begin(), Keys().end(), [&](const KeySpec& k) { return name == k.name; });
+    if (key == Keys().end()) {
+      std::string known;
+      for (const KeySpec& k : Keys()) known += (known.empty() ? "" : ", ") + std::string(k.name);
+      return InvalidArgument("config file " + path + ": unknown key '" + name + "' (known: " + known + ")");
     }
-  } catch (const nlohmann::json::exception& e) {
-    return InvalidArgument("config file " + path + ": wrong type: " + e.what());
+    if (Status s = Assign(*key, value, config); !s.ok()) return InvalidArgument("config file " + path + ": " + s.message());
   }
   return Status::Ok();
 }

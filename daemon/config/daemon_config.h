@@ -85,8 +85,17 @@ struct DaemonConfig {
 bool IsLoopbackHost(const std::string& host);
 
 // Reads a JSON config file: keys as in DaemonConfig ("listen" is a list).
-// Unknown keys are refused so typos do not pass silently.
+// Unknown keys are refused so typos do not pass silently; a value of the
+// wrong type is refused naming its key, the type it needs and what it got.
 Status LoadConfigFile(const std::string& path, DaemonConfig& config);
+
+// Every key the config file takes and its type as the README names it:
+// "string", "integer", "boolean", "array of strings".
+struct ConfigFileKey {
+  const char* name;
+  const char* type;
+};
+std::vector<ConfigFileKey> ConfigFileKeys();
 
 // Checks every field; the message names the field and the fix.
 Status Validate(const DaemonConfig& config);

@@ -231,6 +231,9 @@ void ToProto(const train::JobRecord& in, v1::Job& out) {
   if (in.metrics.best_throughput) ToProto(*in.metrics.best_throughput, *m->mutable_best_throughput());
   for (const train::JobEventRecord& e : in.events) ToProto(e, *out.add_events());
   out.set_events_dropped(in.events_dropped);
+  // Every attempt's events, this run's kept and dropped among them: a
+  // relaunch starts its own list, and the count must not start over with it.
+  uint64_t events_total = in.events.size() + in.events_dropped;
   for (const train::AttemptRecord& a : in.attempts) {
     v1::JobAttempt* p = out.add_attempts();
     p->set_attempt(a.attempt);
@@ -246,7 +249,13 @@ void ToProto(const train::JobRecord& in, v1::Job& out) {
     p->set_ended_unix_ms(a.ended_unix_ms);
     for (const std::string& c : a.changes) p->add_changes(c);
     p->set_resumed_from(a.resumed_from);
+    p->set_events(a.events);
+    events_total += a.events;
   }
+  out.set_events_total(events_total);
+  for (const std::string& arg : in.run_command) out.add_run_command(arg);
+  for (const auto& [key, value] : in.run_env) (*out.mutable_run_env())[key] = value;
+  for (const std::string& line : in.log_tail) out.add_log_tail(line);
   v1::JobProgress* progress = out.mutable_progress();
   progress->set_last_progress_unix_ms(in.progress.last_progress_unix_ms);
   progress->set_last_progress(in.progress.last_progress);

@@ -32,7 +32,7 @@ GPUCTL_FIELDS(train::LogEvent, kind, offset, message, rank, exception_type, gpu,
               traceback_offset, nccl_code, signal_number, signal_name, pid);
 GPUCTL_FIELDS(train::JobEventRecord, event, time_unix_ms);
 GPUCTL_FIELDS(train::AttemptRecord, attempt, run_id, alloc_conf, command, state, state_reason, step, best_throughput,
-              log_path, started_unix_ms, ended_unix_ms, changes, resumed_from);
+              log_path, started_unix_ms, ended_unix_ms, changes, resumed_from, events);
 GPUCTL_FIELDS(train::JobProgress, last_progress_unix_ms, last_progress, budget_ms, budget_source, hung_since_unix_ms,
               dump_dir);
 GPUCTL_FIELDS(train::JobGpuMemory, index, uuid, used_bytes, peak_bytes, total_bytes, high_reported);
@@ -41,6 +41,7 @@ GPUCTL_FIELDS(train::JobRecord, spec, run_id, state, state_reason, exit_code, te
               stop_deadline_unix_ms, guard_kill_reason, cgroup, log_path, exit_path, cgroup_gate, pid_path, inner_pid, inner_pgid,
               inner_start_time, log_bytes, parsed_offset, metrics, events, events_dropped, attempts, oom_decided,
               hold_step, progress, agent_stop_reason, agent_stop_cause, relaunch_after_stop, restarts_without_progress,
-              relaunch_decided, gpu_memory, queued_unix_ms, queue_position, waiting_for);
+              relaunch_decided, gpu_memory, queued_unix_ms, queue_position, waiting_for, run_command, run_env,
+              log_tail);
 
 }  // namespace gpuctl::testing

@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "tests/fakes/temp_dir.h"
 
 namespace gpuctl::daemon {
@@ -132,6 +138,49 @@ TEST(LoadConfigFile, ReadsKnownKeysAndRefusesUnknown) {
   dir.WriteFile("type.json", R"({"listen": "unix:/x"})");
   EXPECT_FALSE(LoadConfigFile(dir.path() + "/type.json", config).ok());
   EXPECT_EQ(LoadConfigFile(dir.path() + "/missing.json", config).code(), ErrorCode::kNotFound);
+}
+
+// A value of the wrong type names its key, the type it needs and what it was.
+TEST(LoadConfigFile, AWrongTypeNamesTheKeyAndTheTypeItNeeds) {
+  testing::TempDir dir;
+  DaemonConfig config;
+  const std::vector<std::pair<std::string, std::string>> rows = {
+      {R"({"listen": "unix:/x"})", "key 'listen' must be an array of strings, got a string (\"unix:/x\")"},
+      {R"({"listen": ["unix:/x", 5]})", "key 'listen' must be an array of strings, got an array (["},
+      {R"({"gpu_max_age_ms": "500"})", "key 'gpu_max_age_ms' must be an integer, got a string (\"500\")"},
+      {R"({"gpu_max_age_ms": 1.5})", "key 'gpu_max_age_ms' must be an integer, got a number (1.5)"},
+      {R"({"max_log_streams": 99999999999})",
+       "key 'max_log_streams' must be an integer from -2147483648 to 2147483647, got 99999999999"},
+      {R"({"guard": "yes"})", "key 'guard' must be a boolean, got a string (\"yes\")"},
+      {R"({"state_dir": null})", "key 'state_dir' must be a string, got null (null)"},
+  };
+  for (const auto& [text, expected] : rows) {
+    SCOPED_TRACE(text);
+    dir.WriteFile("c.json", text);
+    Status s = LoadConfigFile(dir.path() + "/c.json", config);
+    EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(s.message().find("config file " + dir.path() + "/c.json: " + expected), std::string::npos)
+        << s.message();
+  }
+  dir.WriteFile("ok.json", R"({"guard": false, "gpu_max_age_ms": 250, "guard_protect": ["sshd"]})");
+  ASSERT_TRUE(LoadConfigFile(dir.path() + "/ok.json", config).ok());
+  EXPECT_FALSE(config.guard);
+  EXPECT_EQ(config.gpu_max_age_ms, 250);
+  EXPECT_EQ(config.guard_protect, std::vector<std::string>{"sshd"});
+}
+
+// The README's table of config keys lists every key the file takes, with
+// its type: "| `state_dir` | string |".
+TEST(ConfigFileKeys, TheReadmeListsEveryKeyWithItsType) {
+  std::ifstream in(std::string(GPUCTL_SOURCE_DIR) + "/README.md");
+  ASSERT_TRUE(in.good());
+  std::stringstream readme;
+  readme << in.rdbuf();
+  ASSERT_GE(ConfigFileKeys().size(), 24u);
+  for (const ConfigFileKey& key : ConfigFileKeys()) {
+    const std::string row = "| `" + std::string(key.name) + "` | " + key.type + " |";
+    EXPECT_NE(readme.str().find(row), std::string::npos) << "README.md lacks the row " << row;
+  }
 }
 
 }  // namespace

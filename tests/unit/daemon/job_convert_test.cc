@@ -301,5 +301,31 @@ TEST(JobSpecFromProto, ReadsBackWhatToProtoWrote) {
   ExpectSameSpec(*spec, FullSpec());
 }
 
+// What the run really got, its last log lines, and every attempt's events.
+TEST(JobToProto, WhatTheRunGotAndEveryAttemptsEvents) {
+  train::JobRecord record;
+  record.spec.name = "j";
+  record.spec.command = {"python3", "fake.py", "--max-anchors", "1024"};
+  record.run_command = {"python3", "fake.py", "--max-anchors", "768"};
+  record.run_env = {{"GPUCTL_RUN_ID", "r2"}, {"GPUCTL_ANCHORS", "768"}};
+  record.log_tail = {"Traceback (most recent call last):", "bad \xff byte"};
+  train::AttemptRecord first;
+  first.attempt = 1;
+  first.events = 3;
+  record.attempts.push_back(first);
+  record.events.resize(1);
+  record.events_dropped = 2;
+  v1::Job job;
+  ToProto(record, job);
+  EXPECT_EQ(std::vector<std::string>(job.run_command().begin(), job.run_command().end()), record.run_command);
+  EXPECT_EQ(job.spec().command(3), "1024") << "what was asked stays beside it";
+  EXPECT_EQ(job.run_env().at("GPUCTL_ANCHORS"), "768");
+  ASSERT_EQ(job.log_tail_size(), 2);
+  EXPECT_EQ(job.log_tail(1), "bad \xEF\xBF\xBD byte") << "a proto string is UTF-8";
+  ASSERT_EQ(job.attempts_size(), 1);
+  EXPECT_EQ(job.attempts(0).events(), 3u);
+  EXPECT_EQ(job.events_total(), 6u) << "3 earlier, 1 kept and 2 dropped this run";
+}
+
 }  // namespace
 }  // namespace gpuctl::daemon

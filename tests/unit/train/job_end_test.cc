@@ -50,6 +50,8 @@ TEST(DecideRunEnd, EachCaseAsATable) {
   const std::vector<Row> rows = {
       {"exit 0", F(Value(0)), JobState::kSucceeded, "exited 0", 0, std::nullopt},
       {"exit 3", F(Value(3)), JobState::kFailed, "exited 3", 3, std::nullopt},
+      {"exit 127", F(Value(127)), JobState::kFailed, "exited 127: command not found", 127, std::nullopt},
+      {"exit 126", F(Value(126)), JobState::kFailed, "exited 126: not executable", 126, std::nullopt},
       {"a signal", F(Value(137)), JobState::kFailed, "killed by signal 9", 137, 9},
       {"garbage", F(Garbage()), JobState::kFailed,
        "ended, but its exit status is unreadable: '0abc' is not an exit status", std::nullopt, std::nullopt},
@@ -87,6 +89,29 @@ TEST(DecideRunEnd, EachCaseAsATable) {
     EXPECT_EQ(end.exit_code, row.exit_code);
     EXPECT_EQ(end.term_signal, row.term_signal);
   }
+}
+
+RunEndFacts MemKill(ExitStatusReading exit, uint64_t limit, bool from_flag) {
+  RunEndFacts facts = F(std::move(exit));
+  facts.mem_limit_kill = RunEndFacts::MemLimitKill{.limit_bytes = limit, .from_flag = from_flag};
+  return facts;
+}
+
+TEST(DecideRunEnd, AKillByTheRunsOwnMemoryLimitIsNamed) {
+  constexpr uint64_t kMiB = 1024 * 1024;
+  JobEnd end = DecideRunEnd(MemKill(Value(137), 200 * kMiB, true));
+  EXPECT_EQ(end.state, JobState::kFailed);
+  EXPECT_EQ(end.reason, "exceeded --mem-limit 200 MiB: killed by signal 9");
+  EXPECT_EQ(DecideRunEnd(MemKill(Value(1), 8192 * kMiB, false)).reason,
+            "exceeded the agent's default memory limit 8.0 GiB: exited 1");
+  // A stop or the guard explains the end: the limit is not the story.
+  RunEndFacts stopped = MemKill(Value(143), 200 * kMiB, true);
+  stopped.stop_requested = true;
+  EXPECT_EQ(DecideRunEnd(stopped).reason, "stopped by request");
+  RunEndFacts guarded = MemKill(Value(137), 200 * kMiB, true);
+  guarded.guard_kill_reason = "memory 95%";
+  EXPECT_EQ(DecideRunEnd(guarded).reason, "memory 95%");
+  EXPECT_EQ(DecideRunEnd(MemKill(Value(0), 200 * kMiB, true)).state, JobState::kSucceeded);
 }
 
 TEST(JobEnded, OneEventWhoeverEndedTheRun) {

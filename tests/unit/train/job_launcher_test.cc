@@ -22,6 +22,7 @@
 #include "tests/fakes/fake_process_control.h"
 #include "tests/fakes/fake_tmux.h"
 #include "tests/fakes/temp_dir.h"
+#include "tests/unit/train/agent_env_fixture.h"
 #include "common/units.h"
 
 namespace gpuctl::train {
@@ -51,6 +52,7 @@ class JobLauncherTest : public ::testing::Test {
     o.cgroup_parent = "/gpuctl";
     o.default_mem_limit_bytes = 8 * kGiB;
     o.tmux_socket = "gpuctl-test";
+    o.agent_env = testing::AgentEnvWithPrograms(dir_.path());
     return o;
   }
   JobLauncher Launcher(bool with_cgroups = true) {
@@ -201,6 +203,7 @@ TEST_F(JobLauncherTest, PlanRefusesScriptsAndDirectoriesThatAreNotThere) {
   // A PATH with sh in it passes.
   JobSpec with_path = Spec();
   with_path.env["PATH"] = d + "/no-sh:/usr/bin:/bin";
+  with_path.command = {"sh", "train.sh"};  // found on that PATH
   EXPECT_TRUE(launcher.Plan(with_path, "r1").ok());
 }
 
@@ -354,6 +357,38 @@ TEST_F(JobLauncherTest, AContainerBuildWaitsAtAGateTheAgentAnswers) {
   EXPECT_EQ(Launcher(/*with_cgroups=*/false).Plan(spec, "r3")->inside.cgroup_procs, "");
 }
 
+TEST_F(JobLauncherTest, PlanRefusesACommandNotOnTheJobsPathNamingIt) {
+  JobLauncher launcher = Launcher();
+  JobSpec spec = Spec();
+  spec.command = {"no-such-trainer", "--lr", "1"};
+  Result<Placement> p = launcher.Plan(spec, "r1");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(p.status().message().find("'no-such-trainer' not found on the job's PATH (" + dir_.path() + "/fake-bin:"),
+            std::string::npos)
+      << p.status().message();
+  ExpectNoEffect();
+  // The job's --env PATH is the one searched.
+  spec.command = {"python", "train.py"};
+  spec.env["PATH"] = "/usr/bin:/bin";
+  EXPECT_EQ(launcher.Plan(spec, "r1").status().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST_F(JobLauncherTest, PlanSaysWhatTheRunWillGet) {
+  JobLauncher launcher = Launcher();
+  JobSpec spec = Spec();
+  spec.command = {"python", "train.py", "--max-anchors", "1024"};
+  spec.anchors = 768;
+  Result<Placement> p = launcher.Plan(spec, "r1");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->run_command, (Argv{"python", "train.py", "--max-anchors", "768"}));
+  EXPECT_EQ(p->env.set_by_gpuctl.at("GPUCTL_RUN_ID"), "r1");
+  EXPECT_EQ(p->env.set_by_gpuctl.at("CUDA_VISIBLE_DEVICES"), "0");
+  EXPECT_EQ(p->env.set_by_gpuctl.at("GPUCTL_ANCHORS"), "768");
+  EXPECT_FALSE(p->env.set_by_gpuctl.contains("LANG")) << "the agent's, not gpuctl's";
+  EXPECT_EQ(p->env.vars.at("LANG"), "C.UTF-8");
+}
+
 // ---- Launch ----
 
 TEST_F(JobLauncherTest, LaunchGivesTmuxTheWrappedCommandTheRunIdAndTheCgroup) {
@@ -369,8 +404,9 @@ TEST_F(JobLauncherTest, LaunchGivesTmuxTheWrappedCommandTheRunIdAndTheCgroup) {
   EXPECT_EQ(s.env, (std::map<std::string, std::string>{{"GPUCTL_RUN_ID", "r1"}}))
       << "the session's own, read back at agent start";
   EXPECT_EQ(s.cwd, "") << "the wrapper enters the cwd itself";
-  EXPECT_EQ(s.argv, (Argv{"env", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=0", "GPUCTL_ATTEMPT=1",
-                          "GPUCTL_JOB=j1", "GPUCTL_RUN_ID=r1", "PYTHONUNBUFFERED=1",
+  EXPECT_EQ(s.argv, (Argv{"env", "-i", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=0", "GPUCTL_ATTEMPT=1",
+                          "GPUCTL_JOB=j1", "GPUCTL_RUN_ID=r1", "LANG=C.UTF-8",
+                          "PATH=" + dir_.path() + "/fake-bin:/usr/bin:/bin", "PYTHONUNBUFFERED=1",
                           "TORCH_NCCL_DEBUG_INFO_PIPE_FILE=" + State() + "/jobs/j1/nccl_trace_pipe_rank_",
                           "TORCH_NCCL_DEBUG_INFO_TEMP_FILE=" + State() + "/jobs/j1/nccl_trace_rank_",
                           "TORCH_NCCL_DUMP_ON_TIMEOUT=1", "TORCH_NCCL_TRACE_BUFFER_SIZE=2000", "sh", "-c",

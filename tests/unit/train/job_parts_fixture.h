@@ -27,6 +27,7 @@
 #include "tests/fakes/fake_process_control.h"
 #include "tests/fakes/fake_tmux.h"
 #include "tests/fakes/temp_dir.h"
+#include "tests/unit/train/agent_env_fixture.h"
 
 namespace gpuctl::train::test_support {
 
@@ -77,11 +78,17 @@ class JobPartsFixture : public ::testing::Test {
                [this](std::string kind, std::string job, std::string message, nlohmann::json fields) {
                  events_.push_back({std::move(kind), std::move(job), std::move(message), std::move(fields)});
                }),
-        launcher_({}, store_, tmux_, procs_, runner_),
+        launcher_(LauncherOptions(dir_.path()), store_, tmux_, procs_, runner_),
         processes_(procs_, nullptr),
         unreadable_(table_, launcher_, processes_, tmux_),
         guard_("/"),
         monitor_(table_, hooks_, processes_, unreadable_, guard_, launcher_, tmux_, std::chrono::hours(1)) {}
+
+  static JobLauncherOptions LauncherOptions(const std::string& dir) {
+    JobLauncherOptions o;
+    o.agent_env = testing::AgentEnvWithPrograms(dir);
+    return o;
+  }
 
   static JobSpec Spec(const std::string& name) {
     JobSpec spec;

@@ -141,6 +141,7 @@ JobRecord FullRecord() {
   a.ended_unix_ms = 1735689500000;
   a.changes = {"--budget 1024 -> 768"};
   a.resumed_from = "/srv/ckpt/checkpoint-200";
+  a.events = 4;
   r.attempts.push_back(a);
   r.oom_decided = true;
   r.hold_step = 412;
@@ -154,6 +155,9 @@ JobRecord FullRecord() {
   r.queued_unix_ms = 1735689599000;
   r.queue_position = 2;
   r.waiting_for = "2 GPUs: GPU 0 held by job a";
+  r.run_command = {"/srv/train.sh", "--lr", "3e-4", "--budget", "768"};
+  r.run_env = {{"GPUCTL_RUN_ID", "r1735689600-3f2a"}, {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}};
+  r.log_tail = {"Traceback (most recent call last):", "RuntimeError: CUDA out of memory"};
   return r;
 }
 
@@ -355,6 +359,10 @@ TEST(JobRecordJson, MissingOptionalFieldsTakeTheirDefaults) {
   EXPECT_EQ(r->metrics.step, std::nullopt);
   EXPECT_EQ(r->metrics.loss, std::nullopt);
   EXPECT_TRUE(r->events.empty());
+  // Records from before what a run really got: none of it, and no error.
+  EXPECT_TRUE(r->run_command.empty());
+  EXPECT_TRUE(r->run_env.empty());
+  EXPECT_TRUE(r->log_tail.empty());
 
   // Explicit nulls read as absent too.
   j["exit_code"] = nullptr;

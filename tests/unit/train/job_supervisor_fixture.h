@@ -25,6 +25,7 @@
 #include "tests/fakes/fake_process_control.h"
 #include "tests/fakes/fake_tmux.h"
 #include "tests/fakes/temp_dir.h"
+#include "tests/unit/train/agent_env_fixture.h"
 
 namespace gpuctl::train::test_support {
 
@@ -85,6 +86,7 @@ class JobSupervisorFixture : public ::testing::Test {
     o.state_dir = StateDir();
     o.lxc_rootfs_template = dir_.path() + "/lxc/{vmid}/rootfs";
     o.monitor_interval = std::chrono::hours(1);  // refreshes come from GetJob
+    o.agent_env = testing::AgentEnvWithPrograms(dir_.path());
     return o;
   }
 

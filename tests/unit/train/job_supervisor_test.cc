@@ -75,9 +75,11 @@ TEST_F(JobSupervisorTest, StartRecordsARunningJob) {
   // The run id is in the record, the session's environment and the job's.
   EXPECT_FALSE(r.run_id.empty());
   EXPECT_EQ(tmux_.new_sessions()[0].env.at("GPUCTL_RUN_ID"), r.run_id);
-  spec.env["GPUCTL_RUN_ID"] = r.run_id;
-  spec.env["TORCH_NCCL_DEBUG_INFO_PIPE_FILE"] = store_.JobDir("run1") + "/nccl_trace_pipe_rank_";
-  spec.env["TORCH_NCCL_DEBUG_INFO_TEMP_FILE"] = store_.JobDir("run1") + "/nccl_trace_rank_";
+  const JobEnvironment env = BuildJobEnvironment(
+      *Options().agent_env, spec,
+      {{"GPUCTL_RUN_ID", r.run_id},
+       {"TORCH_NCCL_DEBUG_INFO_PIPE_FILE", store_.JobDir("run1") + "/nccl_trace_pipe_rank_"},
+       {"TORCH_NCCL_DEBUG_INFO_TEMP_FILE", store_.JobDir("run1") + "/nccl_trace_rank_"}});
   EXPECT_EQ(tmux_.new_sessions()[0].argv,
             BuildLaunch(spec, [&] {
               LaunchPaths paths;
@@ -85,7 +87,11 @@ TEST_F(JobSupervisorTest, StartRecordsARunningJob) {
               paths.pid_path = store_.JobDir("run1") + "/job_pid";
               paths.exit_path = store_.ExitPath("run1");
               return paths;
-            }()).argv);
+            }(), "pct", env).argv);
+  // What the run got is in its record: the argv with --anchors applied, and
+  // the variables gpuctl set.
+  EXPECT_EQ(r.run_command, EffectiveCommand(spec));
+  EXPECT_EQ(r.run_env, env.set_by_gpuctl);
 
   JobRecord disk = OnDisk("run1");
   EXPECT_EQ(disk.state, JobState::kRunning);
@@ -205,6 +211,7 @@ TEST_F(JobSupervisorTest, ImpossibleStartsAreRefusedWithNothingCreated) {
   for (const char* name : {"f1", "f2", "f3"}) EXPECT_FALSE(fs::exists(store_.JobDir(name))) << name;
   JobSpec ok_path = Spec("f4");
   ok_path.env["PATH"] = "/nonexistent:/usr/bin:/bin";
+  ok_path.command = {"sh", "train.sh"};  // found on that PATH
   EXPECT_EQ(StartOk(ok_path).state, JobState::kRunning);
 }
 

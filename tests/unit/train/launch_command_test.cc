@@ -7,6 +7,7 @@
 #include <thread>
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -57,6 +58,20 @@ TEST(BuildLaunch, HostArgv) {
   // wrapper enters the cwd itself: tmux gets neither.
   EXPECT_TRUE(launch.env.empty());
   EXPECT_TRUE(launch.cwd.empty());
+}
+
+TEST(BuildLaunch, AWholeEnvironmentStartsFromNothing) {
+  JobSpec spec = Spec();
+  JobEnvironment env = BuildJobEnvironment({{"HOME", "/root"}, {"GPUCTLD_X", "1"}}, spec, {{"GPUCTL_RUN_ID", "r1"}});
+  sys::TmuxSessionSpec launch = BuildLaunch(spec, kPaths, "pct", env);
+  ASSERT_GE(launch.argv.size(), 4u);
+  EXPECT_EQ(launch.argv[0], "env");
+  EXPECT_EQ(launch.argv[1], "-i") << "nothing of the tmux server's environment reaches the job";
+  auto has = [&](const std::string& arg) { return std::find(launch.argv.begin(), launch.argv.end(), arg) != launch.argv.end(); };
+  EXPECT_TRUE(has("HOME=/root"));
+  EXPECT_TRUE(has("PATH=" + std::string(kDefaultJobPath)));
+  EXPECT_TRUE(has("GPUCTL_RUN_ID=r1"));
+  EXPECT_FALSE(has("GPUCTLD_X=1"));
 }
 
 TEST(BuildLaunch, EmptyCwdIsPassedAsAnEmptyArgument) {
@@ -157,6 +172,24 @@ TEST_F(JobWrapperTest, OutputAndErrorsGoToTheLogAfterWhatWasThere) {
   EXPECT_EQ(Read(log_), "earlier\nout\nerr\nx y $(z)|wrapped\n" + dir_.path() + "/work dir\n");
   EXPECT_EQ(Read(exit_), "0\n");
   EXPECT_FALSE(fs::exists(exit_ + ".tmp"));
+}
+
+// Run for real under env -i: the job sees the environment it was given and
+// nothing of the process that started it.
+TEST_F(JobWrapperTest, AWholeEnvironmentIsAllTheJobSees) {
+  ASSERT_EQ(::setenv("GPUCTL_TEST_LEAK", "leaked", 1), 0);
+  JobSpec spec;
+  spec.name = "wrapped";
+  spec.command = {"/bin/sh", "-c", "printf '%s|%s|%s\\n' \"${GPUCTL_TEST_LEAK-unset}\" \"$FROM_AGENT\" \"$PATH\""};
+  spec.cwd = dir_.path() + "/work dir";
+  JobEnvironment env = BuildJobEnvironment({{"FROM_AGENT", "kept"}}, spec, {});
+  sys::RunOptions options;
+  options.timeout = std::chrono::seconds(20);
+  Result<sys::CommandOutput> out =
+      runner_->Run(BuildLaunch(spec, Paths(log_, exit_, cgroup_procs_, pid_path_), "pct", env).argv, options);
+  ::unsetenv("GPUCTL_TEST_LEAK");
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_EQ(Read(log_), "unset|kept|" + std::string(kDefaultJobPath) + "\n");
 }
 
 TEST_F(JobWrapperTest, RecordsTheExitCode) {
