@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "gpuctl/v1/jobs.pb.h"
@@ -31,16 +32,33 @@ class LogOffsetTracker {
   // Returns where the copy stood before (nullopt if nothing was written).
   std::optional<uint64_t> StartOver(uint64_t offset);
 
+  // A chunk with attempt_start (the agent follows the job across
+  // relaunches): the bytes from here are attempt `attempt`'s log, starting at
+  // `offset`. True when that is a later attempt than the one written so far,
+  // so a separator is due; the first attempt a stream reaches, or the one a
+  // resumed stream is at again, is false.
+  bool EnterAttempt(uint32_t attempt, uint64_t offset);
+
   // The first byte not yet written; nullopt before the first chunk with --tail.
   std::optional<uint64_t> next_offset() const { return next_; }
+  // The attempt whose log is being written; nullopt until the agent said.
+  std::optional<uint32_t> attempt() const { return attempt_; }
 
  private:
   std::optional<uint64_t> next_;
+  std::optional<uint32_t> attempt_;
 };
+
+// The line written between two attempts' logs, e.g.
+// "--- attempt 2 (run RUN): --max-anchors: 1024 -> 768 ---\n"; the agent's
+// text in it is escaped.
+std::string AttemptSeparator(const v1::LogChunk& chunk);
 
 // The request that continues `original` after what `tracker` has written:
 // from next_offset with no tail_lines, or `original` itself when nothing
-// anchored the position yet (so --tail still applies).
+// anchored the position yet (so --tail still applies); at the attempt being
+// written, once known, so that a relaunch while away does not pass for the
+// same log.
 v1::StreamLogsRequest ResumeRequest(const v1::StreamLogsRequest& original, const LogOffsetTracker& tracker);
 
 }  // namespace gpuctl::client

@@ -16,7 +16,25 @@ Status StreamLogResuming(const LogStreamOptions& options, const LogStreamSeams& 
   if (original.from_offset() > 0 || !original.has_tail_lines()) start = original.from_offset();
   LogOffsetTracker tracker(start);
   bool stopped_by_writer = false;
+  bool at_line_start = true;  // the last byte written ended a line (or none was)
+  bool queued_said = false;
+  auto write_tracked = [&](std::string_view bytes) {
+    if (bytes.empty()) return true;
+    at_line_start = bytes.back() == '\n';
+    if (write(bytes)) return true;
+    stopped_by_writer = true;
+    return false;
+  };
   auto on_chunk = [&](const v1::LogChunk& chunk) {
+    if (chunk.queued() && !queued_said) {
+      queued_said = true;
+      note("gpuctl: " + original.name() + " is queued (waiting for " + chunk.waiting_for() + ")" +
+           (original.follow() ? "; following it once it starts" : ": nothing is written yet"));
+    }
+    if (chunk.attempt_start() && tracker.EnterAttempt(chunk.attempt(), chunk.offset())) {
+      // stdout is the logs and the lines between them, a separator on a line of its own.
+      if (!write_tracked((at_line_start ? "" : "\n") + AttemptSeparator(chunk))) return false;
+    }
     if (chunk.truncated()) {
       // stdout stays the log's bytes: the cut is said on stderr.
       std::optional<uint64_t> was = tracker.StartOver(chunk.offset());
@@ -29,11 +47,7 @@ Status StreamLogResuming(const LogStreamOptions& options, const LogStreamSeams& 
       note("gpuctl: warning: " + std::to_string(accepted.gap_bytes) + " bytes of the log at offset " +
            std::to_string(chunk.offset() - accepted.gap_bytes) + " were never received");
     }
-    if (!accepted.bytes.empty() && !write(accepted.bytes)) {
-      stopped_by_writer = true;
-      return false;
-    }
-    return true;
+    return write_tracked(accepted.bytes);
   };
 
   if (options.reconnect) {
@@ -54,6 +68,8 @@ Status StreamLogResuming(const LogStreamOptions& options, const LogStreamSeams& 
         std::string resume = tracker.next_offset()
                                  ? " --from-offset " + std::to_string(*tracker.next_offset())
                                  : std::string();
+        // The offset is in that attempt's log: a relaunch meanwhile starts another.
+        if (tracker.attempt()) resume = " --attempt " + std::to_string(*tracker.attempt()) + resume;
         return Unavailable("lost the agent at " + options.agent_address + " and could not reconnect within " +
                            FormatDuration(options.give_up_after) + "; once it is back, continue with: " +
                            "gpuctl train logs -f " + original.name() + resume);

@@ -38,7 +38,10 @@ struct LogStreamOptions {
 
 // Hands each new byte range to `write` (false: stop, e.g. stdout closed) and
 // each line for stderr to `note` (reconnecting, bytes never received, a log
-// truncated under the stream: then the bytes go on from its new start). Returns Ok when the stream ended (with
+// truncated under the stream: then the bytes go on from its new start; a
+// queued job). Across attempts (request.across_attempts), a separator line
+// goes to `write` where the next attempt's log begins, and a resumed stream
+// asks for the attempt it was in. Returns Ok when the stream ended (with
 // follow: the job ended and all was sent) or `write` stopped it; else the
 // error, kUnavailable after give_up_after of failed reconnects.
 Status StreamLogResuming(const LogStreamOptions& options, const LogStreamSeams& seams,

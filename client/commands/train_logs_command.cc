@@ -1,4 +1,4 @@
-// gpuctl train logs NAME [-f] [--from-offset N] [--tail LINES]
+// gpuctl train logs NAME [-f] [--attempt N] [--from-offset N] [--tail LINES]
 #include <charconv>
 #include <cstdint>
 #include <iostream>
@@ -22,6 +22,7 @@ struct LogsFlags {
   bool follow = false;
   std::string from_offset;  // parsed here: CLI11 reads "-5" as a huge unsigned
   std::string tail;
+  std::string attempt;  // 0: the current run
 };
 
 // A non-negative decimal below 2^63 (offsets and line counts).
@@ -34,7 +35,8 @@ Result<uint64_t> ParseCount(const std::string& flag, const std::string& text, ui
   return value;
 }
 
-void RunLogs(CommandContext& ctx, const LogsFlags& flags, bool from_offset_given, bool tail_given) {
+void RunLogs(CommandContext& ctx, const LogsFlags& flags, bool from_offset_given, bool tail_given,
+             bool attempt_given) {
   if (Status s = ValidateJobName(flags.name); !s.ok()) return ctx.Fail(s);
   if (from_offset_given && tail_given) {
     return ctx.Fail(InvalidArgument("give --from-offset or --tail, not both"));
@@ -43,9 +45,16 @@ void RunLogs(CommandContext& ctx, const LogsFlags& flags, bool from_offset_given
   if (!from_offset.ok()) return ctx.Fail(from_offset.status());
   Result<uint64_t> tail = tail_given ? ParseCount("--tail", flags.tail, UINT32_MAX) : 0;
   if (!tail.ok()) return ctx.Fail(tail.status());
+  Result<uint64_t> attempt = attempt_given ? ParseCount("--attempt", flags.attempt, UINT32_MAX) : 0;
+  if (!attempt.ok()) return ctx.Fail(attempt.status());
+  if (attempt_given && *attempt == 0) {
+    return ctx.Fail(InvalidArgument("--attempt counts from 1 (the run started first); see the attempts with "
+                                    "'gpuctl train status " + flags.name + "'"));
+  }
   if (IsMultinodeJob(ctx, flags.name)) {
-    if (from_offset_given || tail_given) {
-      return ctx.Fail(InvalidArgument("--from-offset and --tail are per part: give --node NODE for one part"));
+    if (from_offset_given || tail_given || attempt_given) {
+      return ctx.Fail(
+          InvalidArgument("--from-offset, --tail and --attempt are per part: give --node NODE for one part"));
     }
     return RunMultinodeLogs(ctx, flags.name, flags.follow);
   }
@@ -56,7 +65,15 @@ void RunLogs(CommandContext& ctx, const LogsFlags& flags, bool from_offset_given
   request.set_from_offset(*from_offset);
   if (tail_given) request.set_tail_lines(static_cast<uint32_t>(*tail));  // 0 too: from the end
   request.set_follow(flags.follow);
+  request.set_attempt(static_cast<uint32_t>(*attempt));
+  // Past a relaunch into the next attempt's log; a queued job is waited for.
+  request.set_across_attempts(true);
   Status s = WriteJobLog(ctx, **agent, request);
+  // The job is there and the attempt is not: a bad --attempt, not an
+  // unknown job.
+  if (s.code() == ErrorCode::kNotFound && attempt_given && (*agent)->GetJob(flags.name).ok()) {
+    s = InvalidArgument(s.message());
+  }
   if (!s.ok()) ctx.Fail(s);
 }
 
@@ -101,12 +118,16 @@ void AddTrainLogsCommand(CLI::App& train, CommandContext& context) {
   CLI::App* cmd = train.add_subcommand("logs", "Write a job's log to stdout, optionally following it");
   cmd->footer(
       "Writes output.log byte for byte (-o json does not apply). With -f, keeps following until the job has "
-      "ended and all was written; if the agent restarts or the connection drops, reconnects for up to 2 "
-      "minutes and resumes at the next byte, so nothing is lost or repeated. If output.log is truncated "
-      "meanwhile (logrotate's copytruncate), says so on stderr and goes on from its new start.\n"
+      "ended for good and all was written: a relaunch (--on-oom, --on-fail, --on-hang, --on-gpu-fault recover) "
+      "is followed into the next attempt's log, after a line '--- attempt N (run RUN_ID): CHANGES ---'. If the "
+      "agent restarts or the connection drops, reconnects for up to 2 minutes and resumes at the next byte, so "
+      "nothing is lost or repeated. If output.log is truncated meanwhile (logrotate's copytruncate), says so on "
+      "stderr and goes on from its new start.\n"
+      "A queued job has written nothing: without -f this says so on stderr (exit 0); -f waits for it to start.\n"
       "A multi-node job (train start --multinode) prints every part's lines, each prefixed [NODE], interleaved "
       "as they come; --node NODE follows one part.\n"
-      "Exit 1 when the agent knows no job NAME; 3 when it cannot be reached.");
+      "Exit 1 when the agent knows no job NAME; 2 for an --attempt the job does not have; 3 when the agent "
+      "cannot be reached.");
   cmd->add_option("name", flags->name, "The job's name")->required()->type_name("NAME");
   cmd->add_flag("-f,--follow", flags->follow, "Keep writing as the job logs, until it ends");
   CLI::Option* from_offset = cmd->add_option(
@@ -117,8 +138,13 @@ void AddTrainLogsCommand(CLI::App& train, CommandContext& context) {
                                       "Start this many lines before the end; 0 starts at the end (with -f: only "
                                       "what is written from now on). Default: from the start")
                            ->type_name("LINES");
-  cmd->callback([&context, flags, from_offset, tail] {
-    RunLogs(context, *flags, from_offset->count() > 0, tail->count() > 0);
+  CLI::Option* attempt =
+      cmd->add_option("--attempt", flags->attempt,
+                      "Write attempt N's log (1: the run started first; a relaunch makes the next); an earlier "
+                      "attempt's is whole. With -f, follows on into the later attempts. Default: the current run")
+          ->type_name("N");
+  cmd->callback([&context, flags, from_offset, tail, attempt] {
+    RunLogs(context, *flags, from_offset->count() > 0, tail->count() > 0, attempt->count() > 0);
   });
 }
 
