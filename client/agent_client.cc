@@ -127,8 +127,11 @@ Status AgentClient::FromGrpcAfterSend(const grpc::Status& status, bool connected
   const std::string how = code == grpc::StatusCode::DEADLINE_EXCEEDED
                               ? "gpuctld at " + address_ + " did not answer in time"
                               : "the connection to gpuctld at " + address_ + " was lost during the call";
+  // A node's agent is checked through the node: "'gpuctl --node N train status X'".
+  std::string reach = check;
+  if (!node_.empty() && reach.rfind("'gpuctl ", 0) == 0) reach.insert(8, "--node " + node_ + " ");
   return Unavailable(how + " (" + status.error_message() + "); " + what + " may have gone through: check with " +
-                     check);
+                     reach);
 }
 
 Result<v1::HostProbe> AgentClient::Probe(const v1::ProbeRequest& request) {

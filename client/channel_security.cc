@@ -14,6 +14,12 @@ Result<std::string> ReadPem(const std::string& path, const std::string& flag) {
 
 }  // namespace
 
+bool IsTlsFileError(const Status& status) {
+  // Every file error names its flag first (ReadPem); the missing-flags one
+  // starts with the address.
+  return !status.ok() && status.message().rfind("--tls-", 0) == 0;
+}
+
 Result<ChannelSecurity> ChannelSecurityFor(const std::string& address, const TlsFiles& tls) {
   if (address.rfind("unix:", 0) == 0) {
     return ChannelSecurity{.credentials = grpc::InsecureChannelCredentials(), .server_name = ""};

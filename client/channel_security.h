@@ -35,4 +35,9 @@ struct ChannelSecurity {
 // that is not PEM.
 Result<ChannelSecurity> ChannelSecurityFor(const std::string& address, const TlsFiles& tls);
 
+// Whether `status` is ChannelSecurityFor's complaint about one of the files
+// given (missing, unreadable, not PEM), not about flags left out: a local
+// configuration error, exit 5.
+bool IsTlsFileError(const Status& status);
+
 }  // namespace gpuctl::client

@@ -1,5 +1,6 @@
 #include "client/cli.h"
 
+#include <algorithm>
 #include <ostream>
 
 #include <CLI/CLI.hpp>
@@ -71,6 +72,33 @@ int PrintParseError(const CLI::ParseError& e, Console& console) {
   return kExitUsage;
 }
 
+// "gpuctl train" alone: which subcommands there are, one line each, so a
+// user sees where to go instead of only that something is missing.
+std::string SubcommandList(const CLI::App& command, const std::string& path) {
+  std::string out = path + ": a subcommand is required:\n";
+  size_t width = 0;
+  // Not the hidden ones (__complete, for the completion script).
+  auto subs = command.get_subcommands([](const CLI::App* sub) { return sub->get_name().rfind("__", 0) != 0; });
+  for (const CLI::App* sub : subs) width = std::max(width, sub->get_name().size());
+  for (const CLI::App* sub : subs) {
+    std::string description = sub->get_description();
+    description = description.substr(0, description.find('\n'));
+    out += "  " + sub->get_name() + std::string(width - sub->get_name().size() + 2, ' ') + description + "\n";
+  }
+  return out + "Run '" + path + " SUBCOMMAND --help' for its flags.\n";
+}
+
+// The deepest command the parse reached, and its path ("gpuctl train").
+const CLI::App* DeepestCommand(const CLI::App& app, std::string& path) {
+  const CLI::App* at = &app;
+  path = "gpuctl";
+  while (!at->get_subcommands().empty()) {
+    at = at->get_subcommands().front();
+    path += " " + at->get_name();
+  }
+  return at;
+}
+
 }  // namespace
 
 int RunCli(const std::vector<std::string>& args, Console& console, const std::string& env_agent) {
@@ -103,7 +131,10 @@ int RunCli(const std::vector<std::string>& args, Console& console, const std::st
       "or --node NAME over SSH), or many nodes at once (--nodes). Global flags may come before or after the\n"
       "subcommand.\n"
       "Exit codes: 0 ok, 1 the agent reported an error, 2 bad flags or input (nothing was done), 3 the agent\n"
-      "could not be reached, 4 (--nodes) some nodes could not be reached; the others answered.",
+      "could not be reached, 4 (--nodes) some nodes could not be reached; the others answered, 5 a local\n"
+      "configuration error found before any agent was asked (a --tls-* file missing, unreadable or not PEM),\n"
+      "6 the node's SSH host key is not trusted (unknown: --accept-new-host-key; or changed), 124 train wait\n"
+      "--timeout ran out.",
       "gpuctl"};
   app.set_version_flag("--version", std::string("gpuctl ") + GPUCTL_VERSION);
   GlobalOptions shown;  // the first pass has read them: these are for --help only
@@ -134,6 +165,14 @@ int RunCli(const std::vector<std::string>& args, Console& console, const std::st
   } catch (const CLI::CallForVersion&) {
     console.out << app.version() << "\n";
     return kExitOk;
+  } catch (const CLI::RequiredError& e) {
+    std::string path;
+    const CLI::App* command = DeepestCommand(app, path);
+    if (command->get_require_subcommand_min() > 0 && command->get_subcommands().empty()) {
+      console.err << SubcommandList(*command, path);
+      return kExitUsage;
+    }
+    return PrintParseError(e, console);
   } catch (const CLI::ParseError& e) {
     return PrintParseError(e, console);
   }

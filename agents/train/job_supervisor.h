@@ -116,6 +116,8 @@ class JobSupervisor {
   // Loads the records, reconciles them with what runs (see above), and
   // starts the owner thread.
   void Start();
+  // The tmux server (tmux -L NAME) the jobs' sessions live in.
+  const std::string& tmux_socket() const { return options_.tmux_socket; }
   // Stops the owner thread (jobs keep running) and wakes every call waiting
   // for a job's end (a stop in its grace answers with the job as it is).
   // Idempotent.

@@ -4,11 +4,16 @@
 
 #include "client/agent_address.h"
 #include "client/node/node_connect.h"
+#include "client/ssh/host_key_policy.h"
 #include "common/utf8.h"
 
 namespace gpuctl::client {
 
 int ExitCodeFor(const Status& status) {
+  // Found before any agent was asked: their own codes, so that a script
+  // tells them from an agent's error (1) or an unreachable agent (3).
+  if (IsTlsFileError(status)) return kExitLocalConfig;
+  if (ssh::IsHostKeyRefusal(status)) return kExitHostKeyUntrusted;
   switch (status.code()) {
     case ErrorCode::kOk: return kExitOk;
     // The agent refused the input (a bad spec, a name in use, a stopped

@@ -1,6 +1,9 @@
 #include "client/commands/events_command.h"
 
+#include <algorithm>
+#include <functional>
 #include <limits>
+#include <set>
 #include <memory>
 #include <ostream>
 
@@ -10,6 +13,7 @@
 #include "client/output/event_json.h"
 #include "client/output/event_text.h"
 #include "client/resuming_event_stream.h"
+#include "common/job_name.h"
 #include "common/json_text.h"
 #include "common/utf8.h"
 
@@ -19,12 +23,39 @@ namespace {
 struct EventsFlags {
   bool follow = false;
   uint64_t after = 0;
+  std::string job;    // --job: empty, every job's and none's
+  std::string kinds;  // --kind K,...: empty, every kind
 };
 
+// The events --job and --kind keep (the agent sends all; they are few).
+Result<std::function<bool(const v1::AgentEvent&)>> EventFilter(const EventsFlags& flags) {
+  std::set<std::string> kinds;
+  for (size_t start = 0; start <= flags.kinds.size();) {
+    size_t comma = std::min(flags.kinds.find(',', start), flags.kinds.size());
+    std::string kind = flags.kinds.substr(start, comma - start);
+    if (!kind.empty()) kinds.insert(kind);
+    start = comma + 1;
+  }
+  if (!flags.kinds.empty() && kinds.empty()) return InvalidArgument("--kind needs at least one kind, e.g. cuda_oom");
+  if (!flags.job.empty()) {
+    if (Status s = ValidateJobName(flags.job); !s.ok()) return s.Wrap("--job");
+  }
+  std::string job = flags.job;
+  return std::function<bool(const v1::AgentEvent&)>([job, kinds](const v1::AgentEvent& event) {
+    // events_dropped is about the stream itself: a reader is told of a gap
+    // whatever it filters.
+    if (event.kind() == "events_dropped") return true;
+    if (!job.empty() && event.job() != job) return false;
+    return kinds.empty() || kinds.contains(event.kind());
+  });
+}
+
 void RunEvents(CommandContext& ctx, const EventsFlags& flags) {
+  Result<std::function<bool(const v1::AgentEvent&)>> keep = EventFilter(flags);
+  if (!keep.ok()) return ctx.Fail(keep.status());
   if (!ctx.global.nodes.empty()) {
     if (flags.follow) return ctx.Fail(InvalidArgument("--follow with --nodes: follow one node with --node NAME"));
-    return RunFleetEvents(ctx, flags.after);
+    return RunFleetEvents(ctx, flags.after, *keep);
   }
   auto agent = ctx.ConnectAgent();
   if (!agent.ok()) return ctx.Fail(agent.status());
@@ -51,7 +82,8 @@ void RunEvents(CommandContext& ctx, const EventsFlags& flags) {
 
   std::ostream& out = ctx.console.out;
   const bool json = ctx.global.format() == OutputFormat::kJson;
-  auto write = [&out, json](const v1::AgentEvent& event) {
+  auto write = [&out, json, &keep](const v1::AgentEvent& event) {
+    if (!(*keep)(event)) return true;
     if (json) {
       out << DumpJson(AgentEventToJson(event), -1) << "\n";
     } else {
@@ -89,6 +121,11 @@ void AddEventsCommand(CLI::App& app, CommandContext& context) {
                   "refused, exit 2)")
       ->check(CLI::NonNegativeNumber)
       ->type_name("SEQ");
+  cmd->add_option("--job", flags->job, "Only the events of this job")->type_name("NAME");
+  cmd->add_option("--kind", flags->kinds,
+                  "Only events of these kinds, comma-separated, e.g. cuda_oom,job_ended (events_dropped is always "
+                  "shown)")
+      ->type_name("KIND,...");
   cmd->callback([&context, flags] { RunEvents(context, *flags); });
 }
 

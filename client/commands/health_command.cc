@@ -30,7 +30,9 @@ void Print(CommandContext& ctx, const v1::HealthSnapshot& snapshot, bool watchin
   ctx.console.out.flush();
 }
 
-void RunHealth(CommandContext& ctx, const HealthFlags& flags) {
+void RunHealth(CommandContext& ctx, HealthFlags flags) {
+  // --count N is a watch of N snapshots: never one snapshot in silence.
+  if (flags.count > 0) flags.watch = true;
   Result<std::chrono::milliseconds> interval = ParseDuration(flags.interval);
   if (!interval.ok()) return ctx.Fail(interval.status().Wrap("--interval"));
   if (*interval < std::chrono::milliseconds(100) || *interval > std::chrono::hours(24)) {
@@ -66,7 +68,7 @@ void AddHealthCommand(CLI::App& app, CommandContext& context) {
   cmd->add_flag("-w,--watch", flags->watch, "Keep printing snapshots until interrupted");
   cmd->add_option("--interval", flags->interval, "Time between snapshots with --watch (e.g. 500ms, 2s; min 100ms)")
       ->capture_default_str();
-  cmd->add_option("--count", flags->count, "With --watch: stop after this many snapshots")
+  cmd->add_option("--count", flags->count, "Print this many snapshots, --interval apart, and exit (implies --watch)")
       ->check(CLI::NonNegativeNumber);
   cmd->callback([&context, flags] { RunHealth(context, *flags); });
 }

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <memory>
 #include <ostream>
+#include <set>
 
 #include "agents/sys/clock.h"
 #include "client/commands/command_context.h"
 #include "client/commands/train_subcommands.h"
 #include "client/fleet/fleet.h"
+#include "client/job_state_filter.h"
 #include "client/output/top_view.h"
 #include "common/json_text.h"
 #include "common/units.h"
@@ -18,17 +20,19 @@ namespace {
 struct TopFlags {
   bool once = false;
   std::string interval = "2s";
+  std::string states;  // --state: empty, all
 };
 
 // One refresh: health and jobs from every node, over the pool's connections.
-std::vector<TopNode> Gather(NodePool& pool, int concurrency) {
+std::vector<TopNode> Gather(NodePool& pool, int concurrency, const std::set<v1::JobState>& states) {
   std::vector<TopNode> view(pool.size());
-  std::vector<NodeAnswer> answers = pool.AskAll(concurrency, [&view](size_t i, AgentClient& agent) -> Status {
+  std::vector<NodeAnswer> answers = pool.AskAll(concurrency, [&view, &states](size_t i, AgentClient& agent) -> Status {
     Result<v1::HealthSnapshot> health = agent.GetHealth();
     if (!health.ok()) return health.status();
     view[i].health = std::move(*health);
     Result<v1::ListJobsResponse> jobs = agent.ListJobs();
     if (!jobs.ok()) return jobs.status();
+    KeepJobsInStates(*jobs, states);
     view[i].jobs = std::move(*jobs);
     return Status::Ok();
   });
@@ -56,6 +60,12 @@ void RunTop(CommandContext& ctx, const TopFlags& flags) {
   if (*interval < std::chrono::milliseconds(200) || *interval > std::chrono::hours(1)) {
     return ctx.Fail(InvalidArgument("--interval must be from 200ms to 1h, got " + flags.interval));
   }
+  std::set<v1::JobState> states;
+  if (!flags.states.empty()) {
+    Result<std::set<v1::JobState>> parsed = ParseJobStates(flags.states);
+    if (!parsed.ok()) return ctx.Fail(parsed.status());
+    states = std::move(*parsed);
+  }
   Result<Fleet> fleet = OpenTopFleet(ctx);
   if (!fleet.ok()) return ctx.Fail(fleet.status());
   const bool json = ctx.global.format() == OutputFormat::kJson;
@@ -63,20 +73,12 @@ void RunTop(CommandContext& ctx, const TopFlags& flags) {
   const bool live = !flags.once && !json && ctx.console.stdout_is_terminal;
   std::ostream& out = ctx.console.out;
   while (true) {
-    std::vector<TopNode> view = Gather(*fleet->pool, fleet->options.concurrency);
+    std::vector<TopNode> view = Gather(*fleet->pool, fleet->options.concurrency, states);
     int64_t now = NowUnixMs();
     if (json) {
       out << DumpJson(TopToJson(view, now), -1) << "\n";
     } else if (live) {
-      // Home, the screen, then clear what the last (longer) screen left.
-      std::string screen = TopToText(view, now);
-      std::string painted;
-      for (size_t start = 0; start < screen.size();) {
-        size_t end = screen.find('\n', start);
-        painted += screen.substr(start, end - start) + "\033[K\n";
-        start = end == std::string::npos ? screen.size() : end + 1;
-      }
-      out << "\033[H" << painted << "\033[J";
+      out << RepaintScreen(TopToText(view, now));
     } else {
       out << TopToText(view, now);
     }
@@ -112,6 +114,7 @@ void AddTopCommand(CLI::App& app, CommandContext& context) {
       "Exit 0 when every node answered, 4 (--nodes) or 3 (one agent) when some did not.");
   cmd->add_flag("--once", flags->once, "Print one screen and exit");
   cmd->add_option("--interval", flags->interval, "Time between refreshes (e.g. 1s; min 200ms)")->capture_default_str();
+  cmd->add_option("--state", flags->states, StateFlagHelp())->type_name("STATE,...");
   cmd->callback([&context, flags] { RunTop(context, *flags); });
 }
 

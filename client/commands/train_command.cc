@@ -35,6 +35,9 @@ void AddTrainCommand(CLI::App& app, CommandContext& context) {
   train->require_subcommand(1);
   AddTrainStartCommand(*train, context);
   AddTrainStatusCommands(*train, context);
+  AddTrainListCommand(*train, context);
+  AddTrainWaitCommand(*train, context);
+  AddTrainAttachCommand(*train, context);
   AddTrainStopCommand(*train, context);
   AddTrainLogsCommand(*train, context);
   AddTrainRemoveCommand(*train, context);

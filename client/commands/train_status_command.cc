@@ -1,4 +1,4 @@
-// gpuctl train status [NAME] and gpuctl train list.
+// gpuctl train status [NAME] (list: train_list_command.cc).
 #include <memory>
 #include <ostream>
 
@@ -14,23 +14,8 @@
 namespace gpuctl::client {
 namespace {
 
-void RunList(CommandContext& ctx) {
-  if (!ctx.global.nodes.empty()) return RunFleetJobList(ctx);
-  auto agent = ctx.ConnectAgent();
-  if (!agent.ok()) return ctx.Fail(agent.status());
-  Result<v1::ListJobsResponse> list = (*agent)->ListJobs();
-  if (!list.ok()) return ctx.Fail(list.status());
-  int64_t now = NowUnixMs();
-  if (ctx.global.format() == OutputFormat::kJson) {
-    ctx.console.out << DumpJson(JobListToJson(*list, now), -1) << "\n";
-  } else {
-    ctx.console.out << JobListToText(*list, now);
-  }
-  ctx.console.out.flush();
-}
-
 void RunStatus(CommandContext& ctx, const std::string& name) {
-  if (name.empty()) return RunList(ctx);
+  if (name.empty()) return RunTrainList(ctx, {});
   if (Status s = ValidateJobName(name); !s.ok()) return ctx.Fail(s);
   if (!ctx.global.nodes.empty()) return RunFleetJobStatus(ctx, name);
   if (IsMultinodeJob(ctx, name)) return RunMultinodeStatus(ctx, name);
@@ -53,10 +38,6 @@ void AddTrainStatusCommands(CLI::App& train, CommandContext& context) {
       "Exit 0 whatever state the job is in; 1 when the agent knows no job NAME; 3 when it cannot be reached.");
   status->add_option("name", *name, "The job's name")->type_name("NAME");
   status->callback([&context, name] { RunStatus(context, *name); });
-
-  CLI::App* list = train.add_subcommand("list", "List the agent's jobs, one line each");
-  list->footer("Columns: NAME STATE PID RUNTIME STEP LOSS THROUGHPUT EVENTS. With -o json: {\"jobs\": [...]}.");
-  list->callback([&context] { RunList(context); });
 }
 
 }  // namespace gpuctl::client

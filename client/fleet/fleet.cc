@@ -39,6 +39,8 @@ void PrintFleetJsonLines(CommandContext& context, const std::vector<Node>& nodes
   for (size_t i = 0; i < nodes.size(); ++i) {
     nlohmann::json line = status[i].status.ok() ? to_json(i) : NodeErrorJson(nodes[i].name, status[i]);
     line["node"] = nodes[i].name;
+    // Every row says whether its node was reached, the answers' too.
+    if (status[i].status.ok()) line["reached"] = true;
     context.console.out << DumpJson(line, -1) << "\n";
   }
   context.console.out.flush();

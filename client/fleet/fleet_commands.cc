@@ -6,6 +6,7 @@
 #include "client/commands/command_context.h"
 #include "client/commands/train_subcommands.h"
 #include "client/fleet/fleet.h"
+#include "client/job_state_filter.h"
 #include "client/output/event_json.h"
 #include "client/output/event_text.h"
 #include "client/output/health_json.h"
@@ -42,10 +43,15 @@ void RunFleetHealth(CommandContext& context) {
       [](const v1::HealthSnapshot& s) { return HealthToJson(s); });
 }
 
-void RunFleetJobList(CommandContext& context) {
+void RunFleetJobList(CommandContext& context, const std::set<v1::JobState>& states) {
   int64_t now = NowUnixMs();
   AskAndPrint<v1::ListJobsResponse>(
-      context, [](AgentClient& agent) { return agent.ListJobs(); },
+      context,
+      [&states](AgentClient& agent) -> Result<v1::ListJobsResponse> {
+        Result<v1::ListJobsResponse> jobs = agent.ListJobs();
+        if (jobs.ok()) KeepJobsInStates(*jobs, states);
+        return jobs;
+      },
       [now](const FleetReplies<v1::ListJobsResponse>& r) { return FleetJobsToText(r.Rows(), now); },
       [now](const v1::ListJobsResponse& list) { return JobListToJson(list, now); });
 }
@@ -65,17 +71,18 @@ void RunFleetProbe(CommandContext& context, const v1::ProbeRequest& request) {
       [](const v1::HostProbe& probe) { return ProbeToJson(probe); });
 }
 
-void RunFleetEvents(CommandContext& context, uint64_t after) {
+void RunFleetEvents(CommandContext& context, uint64_t after,
+                    const std::function<bool(const v1::AgentEvent&)>& keep) {
   using Events = std::vector<v1::AgentEvent>;
   Result<Fleet> fleet = OpenFleet(context);
   if (!fleet.ok()) return context.Fail(fleet.status());
-  FleetReplies<Events> replies = AskFleet<Events>(*fleet, [after](AgentClient& agent) -> Result<Events> {
+  FleetReplies<Events> replies = AskFleet<Events>(*fleet, [after, &keep](AgentClient& agent) -> Result<Events> {
     v1::WatchEventsRequest request;
     request.set_after_seq(after);
     request.set_follow(false);
     Events events;
-    Status s = agent.WatchEvents(request, [&events](const v1::AgentEvent& e) {
-      events.push_back(e);
+    Status s = agent.WatchEvents(request, [&events, &keep](const v1::AgentEvent& e) {
+      if (!keep || keep(e)) events.push_back(e);
       return true;
     });
     if (!s.ok()) return s;

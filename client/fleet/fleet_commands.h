@@ -4,8 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <set>
 #include <string>
 
+#include "gpuctl/v1/events.pb.h"
+#include "gpuctl/v1/jobs.pb.h"
 #include "gpuctl/v1/probe.pb.h"
 
 namespace gpuctl::client {
@@ -13,10 +17,13 @@ namespace gpuctl::client {
 struct CommandContext;
 
 void RunFleetHealth(CommandContext& context);
-void RunFleetJobList(CommandContext& context);
+// `states` (--state): only jobs in these; empty: all.
+void RunFleetJobList(CommandContext& context, const std::set<v1::JobState>& states = {});
 void RunFleetJobStatus(CommandContext& context, const std::string& name);
 // The events each node still keeps, merged oldest first.
-void RunFleetEvents(CommandContext& context, uint64_t after);
+// `keep` (--job, --kind): the events to show; empty: all.
+void RunFleetEvents(CommandContext& context, uint64_t after,
+                    const std::function<bool(const v1::AgentEvent&)>& keep = {});
 void RunFleetProbe(CommandContext& context, const v1::ProbeRequest& request);
 
 }  // namespace gpuctl::client

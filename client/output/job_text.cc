@@ -334,7 +334,8 @@ std::string JobStartedText(const v1::Job& job, const std::string& agent_flag) {
          EscapeForTerminal(OrDash(job.tmux_session())) + ")\n" +
          "follow its log: " + gpuctl + "train logs -f " + name + "\n" +
          "see its state:  " + gpuctl + "train status " + name + "\n" +
-         "stop it:        " + gpuctl + "train stop " + name + "\n";
+         "stop it:        " + gpuctl + "train stop " + name + "\n" +
+         "attach to it:   " + gpuctl + "train attach " + name + "\n";
 }
 
 std::string JobReplacedText(const v1::Job& existing, int64_t now_unix_ms) {

@@ -80,4 +80,15 @@ nlohmann::json TopToJson(const std::vector<TopNode>& nodes, int64_t now_unix_ms)
   return {{"time_unix_ms", now_unix_ms}, {"nodes", list}};
 }
 
+std::string RepaintScreen(const std::string& screen) {
+  std::string painted = "\033[H";
+  for (size_t start = 0; start < screen.size();) {
+    size_t end = screen.find('\n', start);
+    if (end == std::string::npos) end = screen.size();
+    painted += screen.substr(start, end - start) + "\033[K\n";
+    start = end + 1;
+  }
+  return painted + "\033[J";
+}
+
 }  // namespace gpuctl::client

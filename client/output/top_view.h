@@ -28,6 +28,10 @@ std::string TopToText(const std::vector<TopNode>& nodes, int64_t now_unix_ms);
 // {"time_unix_ms", "nodes": [{"node", "reached", "error"|null, "health"|null, "jobs": [...]}]}
 // with health and jobs as `health -o json` and `train list -o json` give them.
 nlohmann::json TopToJson(const std::vector<TopNode>& nodes, int64_t now_unix_ms);
+// `screen` drawn over the last one in place on a terminal: home, each line
+// with the rest of its row cleared, then whatever a longer last screen left
+// below. Shared by top and `train list --watch`.
+std::string RepaintScreen(const std::string& screen);
 // "cuda_oom 2m ago", or "-".
 std::string LastEventText(const v1::Job& job, int64_t now_unix_ms);
 

@@ -5,6 +5,10 @@
 namespace gpuctl::client::ssh {
 namespace {
 
+// Words of the two refusals, which IsHostKeyRefusal recognises.
+constexpr const char* kHostKeyChangedWords = "REMOTE HOST KEY CHANGED";
+constexpr const char* kHostKeyUnknownWords = " is not known";
+
 // "ED25519 SHA256:abc..." for the key the server offers.
 std::string OfferedKey(ssh_session session) {
   ssh_key key = nullptr;
@@ -29,6 +33,13 @@ std::string KnownHostsName(const std::string& host, int port) {
   return "[" + host + "]:" + std::to_string(port);
 }
 
+bool IsHostKeyRefusal(const Status& status) {
+  if (status.code() != ErrorCode::kPermissionDenied) return false;
+  const std::string& m = status.message();
+  return m.find(kHostKeyChangedWords) != std::string::npos ||
+         (m.find("the host key of ") != std::string::npos && m.find(kHostKeyUnknownWords) != std::string::npos);
+}
+
 Status CheckHostKey(ssh_session_struct* session, const std::string& where, const std::string& known_hosts_file,
                     bool accept_new) {
   switch (ssh_session_is_known_server(session)) {
@@ -37,7 +48,7 @@ Status CheckHostKey(ssh_session_struct* session, const std::string& where, const
     case SSH_KNOWN_HOSTS_CHANGED:
     case SSH_KNOWN_HOSTS_OTHER:
       return Status(ErrorCode::kPermissionDenied,
-                    "REMOTE HOST KEY CHANGED for " + where + ": it now offers " + OfferedKey(session) +
+                    std::string(kHostKeyChangedWords) + " for " + where + ": it now offers " + OfferedKey(session) +
                         ", which does not match " + known_hosts_file +
                         ". This is possibly a man-in-the-middle attack; refusing to connect. If the change is "
                         "expected (the host was reinstalled), remove the old key with: ssh-keygen -R '" + where +
@@ -46,7 +57,7 @@ Status CheckHostKey(ssh_session_struct* session, const std::string& where, const
     case SSH_KNOWN_HOSTS_NOT_FOUND:
       if (!accept_new) {
         return Status(ErrorCode::kPermissionDenied,
-                      "the host key of " + where + " is not known (" + OfferedKey(session) + " is not in " +
+                      "the host key of " + where + kHostKeyUnknownWords + " (" + OfferedKey(session) + " is not in " +
                           known_hosts_file + "); check that fingerprint, then connect once with "
                           "--accept-new-host-key to record it");
       }

@@ -16,6 +16,10 @@ namespace gpuctl::client::ssh {
 Status CheckHostKey(ssh_session_struct* session, const std::string& where, const std::string& known_hosts_file,
                     bool accept_new);
 
+// Whether `status` (perhaps wrapped) is CheckHostKey refusing an unknown or
+// changed key: the command then exits 6, not as an unreachable node.
+bool IsHostKeyRefusal(const Status& status);
+
 // The name a host has in known_hosts: "host" on port 22, else "[host]:port".
 std::string KnownHostsName(const std::string& host, int port);
 

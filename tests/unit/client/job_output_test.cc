@@ -281,7 +281,8 @@ TEST(JobText, StartedAndStoppedLines) {
             "started job dflash-768 (pid 4242, tmux session gpuctl-dflash-768)\n"
             "follow its log: gpuctl train logs -f dflash-768\n"
             "see its state:  gpuctl train status dflash-768\n"
-            "stop it:        gpuctl train stop dflash-768\n");
+            "stop it:        gpuctl train stop dflash-768\n"
+            "attach to it:   gpuctl train attach dflash-768\n");
   EXPECT_NE(JobStartedText(job, "--agent 10.0.0.2:50051 ").find("gpuctl --agent 10.0.0.2:50051 train logs -f"),
             std::string::npos);
   job.set_state(v1::JOB_STATE_STOPPED);
