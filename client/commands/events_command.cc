@@ -105,9 +105,10 @@ void AddEventsCommand(CLI::App& app, CommandContext& context) {
   CLI::App* cmd = app.add_subcommand(
       "events", "Show the agent's events: guard kills and warnings, job events");
   cmd->footer(
-      "Prints the events the agent still keeps (its last 1000, and before them the last 512 that decide something: "
-      "guard kills, job ends, CUDA OOMs, remediations, failed builds; 128 of each kind at most), oldest first, one per line: local time, kind, "
-      "job (or -), message. -o json prints one JSON object per line: seq, time_unix_ms, kind, job (null: "
+      "Prints the events the agent serves (its newest 1000, and before them the newest 512 that decide something: "
+      "guard kills, job ends, CUDA OOMs, remediations, failed builds; 128 of each kind at most; after an agent restart "
+      "too, read back from its journal in STATE_DIR/events, where older ones stay until it rotates at 4 MiB), oldest "
+      "first, one per line: local time (2026-12-05T00:39:00.175+00:00), kind, job (or -), message. -o json prints one JSON object per line: seq, time_unix_ms, kind, job (null: "
       "none), message, fields.\n"
       "Event numbers (seq) keep rising across agent restarts: the agent journals its events in "
       "STATE_DIR/events, so --after SEQ works after a restart too.\n"
