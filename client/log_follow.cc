@@ -42,7 +42,9 @@ std::string AttemptSeparator(const v1::LogChunk& chunk) {
   std::string line = "--- attempt " + std::to_string(chunk.attempt());
   if (!chunk.run_id().empty()) line += " (run " + EscapeForTerminal(chunk.run_id()) + ")";
   std::string changes;
-  for (const std::string& change : chunk.changes()) changes += (changes.empty() ? "" : ", ") + EscapeForTerminal(change);
+  for (const std::string& change : chunk.changes()) {
+    changes += (changes.empty() ? "" : ", ") + EscapeForTerminal(change);
+  }
   if (!changes.empty()) line += ": " + changes;
   return line + " ---\n";
 }

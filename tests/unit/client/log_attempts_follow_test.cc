@@ -14,16 +14,16 @@
 namespace gpuctl::client {
 namespace {
 
-v1::LogChunk Data(uint64_t offset, std::string data) {
+v1::LogChunk LogDataChunk(uint64_t offset, std::string data) {
   v1::LogChunk chunk;
   chunk.set_offset(offset);
   chunk.set_data(std::move(data));
   return chunk;
 }
 
-v1::LogChunk AttemptStart(uint32_t attempt, std::string run_id, std::vector<std::string> changes,
+v1::LogChunk AttemptStartChunk(uint32_t attempt, std::string run_id, std::vector<std::string> changes,
                           uint64_t offset = 0) {
-  v1::LogChunk chunk = Data(offset, "");
+  v1::LogChunk chunk = LogDataChunk(offset, "");
   chunk.set_attempt_start(true);
   chunk.set_attempt(attempt);
   chunk.set_run_id(std::move(run_id));
@@ -31,7 +31,7 @@ v1::LogChunk AttemptStart(uint32_t attempt, std::string run_id, std::vector<std:
   return chunk;
 }
 
-v1::LogChunk Queued(std::string waiting_for) {
+v1::LogChunk QueuedChunk(std::string waiting_for) {
   v1::LogChunk chunk;
   chunk.set_queued(true);
   chunk.set_waiting_for(std::move(waiting_for));
@@ -79,7 +79,7 @@ struct ScriptedLogAgent {
   }
 };
 
-v1::StreamLogsRequest FollowAcross(const std::string& name) {
+v1::StreamLogsRequest FollowAcrossAttempts(const std::string& name) {
   v1::StreamLogsRequest request;
   request.set_name(name);
   request.set_follow(true);
@@ -89,12 +89,14 @@ v1::StreamLogsRequest FollowAcross(const std::string& name) {
 
 TEST(LogAttemptsFollow, ASeparatorLineSaysWhereTheNextAttemptBegins) {
   ScriptedLogAgent agent;
-  agent.calls.push_back({{AttemptStart(1, "run-1", {}), Data(0, "step 1\n"), Data(7, "CUDA out of memory"),
-                          AttemptStart(2, "run-2", {"PYTORCH_CUDA_ALLOC_CONF: (unset) -> expandable_segments:True",
-                                                    "--max-anchors: 1024 -> 768"}),
-                          Data(0, "step 1 again\n"), AttemptStart(3, "run-3", {}), Data(0, "done\n")},
+  const std::vector<std::string> changes = {"PYTORCH_CUDA_ALLOC_CONF: (unset) -> expandable_segments:True",
+                                           "--max-anchors: 1024 -> 768"};
+  agent.calls.push_back({{AttemptStartChunk(1, "run-1", {}), LogDataChunk(0, "step 1\n"),
+                          LogDataChunk(7, "CUDA out of memory"), AttemptStartChunk(2, "run-2", changes),
+                          LogDataChunk(0, "step 1 again\n"), AttemptStartChunk(3, "run-3", {}),
+                          LogDataChunk(0, "done\n")},
                          Status::Ok()});
-  ASSERT_TRUE(agent.Run(FollowAcross("llm")).ok());
+  ASSERT_TRUE(agent.Run(FollowAcrossAttempts("llm")).ok());
   EXPECT_EQ(agent.written,
             "step 1\n"
             "CUDA out of memory\n"  // the newline the log lacked, so the separator has a line of its own
@@ -112,13 +114,13 @@ TEST(LogAttemptsFollow, ASeparatorLineSaysWhereTheNextAttemptBegins) {
 // no new separator.
 TEST(LogAttemptsFollow, AResumedStreamAsksForTheAttemptItWasIn) {
   ScriptedLogAgent agent;
-  agent.calls.push_back({{AttemptStart(1, "run-1", {}), Data(0, "a1\n"), AttemptStart(2, "run-2", {"x: 1 -> 2"}),
-                          Data(0, "a2 first\n")},
+  agent.calls.push_back({{AttemptStartChunk(1, "run-1", {}), LogDataChunk(0, "a1\n"),
+                          AttemptStartChunk(2, "run-2", {"x: 1 -> 2"}), LogDataChunk(0, "a2 first\n")},
                          Unavailable("socket closed")});
-  agent.calls.push_back({{AttemptStart(2, "run-2", {"x: 1 -> 2"}, 9), Data(9, "a2 second\n"),
-                          AttemptStart(3, "run-3", {"x: 2 -> 3"}), Data(0, "a3\n")},
+  agent.calls.push_back({{AttemptStartChunk(2, "run-2", {"x: 1 -> 2"}, 9), LogDataChunk(9, "a2 second\n"),
+                          AttemptStartChunk(3, "run-3", {"x: 2 -> 3"}), LogDataChunk(0, "a3\n")},
                          Status::Ok()});
-  ASSERT_TRUE(agent.Run(FollowAcross("llm")).ok());
+  ASSERT_TRUE(agent.Run(FollowAcrossAttempts("llm")).ok());
   EXPECT_EQ(agent.written,
             "a1\n--- attempt 2 (run run-2): x: 1 -> 2 ---\na2 first\na2 second\n"
             "--- attempt 3 (run run-3): x: 2 -> 3 ---\na3\n");
@@ -136,7 +138,7 @@ TEST(LogAttemptsFollow, TheFirstAttemptStartAnchorsATail) {
   EXPECT_FALSE(tracker.EnterAttempt(2, 4000));
   EXPECT_EQ(tracker.next_offset(), 4000u);
   EXPECT_EQ(tracker.attempt(), 2u);
-  v1::StreamLogsRequest original = FollowAcross("llm");
+  v1::StreamLogsRequest original = FollowAcrossAttempts("llm");
   original.set_tail_lines(5);
   v1::StreamLogsRequest resumed = ResumeRequest(original, tracker);
   EXPECT_EQ(resumed.from_offset(), 4000u);
@@ -149,18 +151,18 @@ TEST(LogAttemptsFollow, TheFirstAttemptStartAnchorsATail) {
 
 TEST(LogAttemptsFollow, AQueuedJobIsSaidOnStderr) {
   ScriptedLogAgent following;
-  following.calls.push_back({{Queued("1 GPU: GPU 0 held by job a"), Queued("1 GPU: GPU 0 held by job a"),
-                              AttemptStart(1, "run-1", {}), Data(0, "started\n")},
+  following.calls.push_back({{QueuedChunk("1 GPU: GPU 0 held by job a"), QueuedChunk("1 GPU: GPU 0 held by job a"),
+                              AttemptStartChunk(1, "run-1", {}), LogDataChunk(0, "started\n")},
                              Status::Ok()});
-  ASSERT_TRUE(following.Run(FollowAcross("b")).ok());
+  ASSERT_TRUE(following.Run(FollowAcrossAttempts("b")).ok());
   EXPECT_EQ(following.written, "started\n");
   EXPECT_EQ(following.notes, std::vector<std::string>{
                                  "gpuctl: b is queued (waiting for 1 GPU: GPU 0 held by job a); following it once "
                                  "it starts"});
 
   ScriptedLogAgent once;
-  once.calls.push_back({{Queued("1 GPU: GPU 0 held by job a")}, Status::Ok()});
-  v1::StreamLogsRequest request = FollowAcross("b");
+  once.calls.push_back({{QueuedChunk("1 GPU: GPU 0 held by job a")}, Status::Ok()});
+  v1::StreamLogsRequest request = FollowAcrossAttempts("b");
   request.set_follow(false);
   ASSERT_TRUE(once.Run(request).ok());
   EXPECT_EQ(once.written, "");
@@ -171,7 +173,7 @@ TEST(LogAttemptsFollow, AQueuedJobIsSaidOnStderr) {
 // The agent's text in the separator (a checkpoint path in a change, a run
 // id) goes to stdout: escaped, so it cannot move the cursor or end the line.
 TEST(LogAttemptsFollow, TheSeparatorEscapesTheAgentsText) {
-  v1::LogChunk chunk = AttemptStart(2, "run\x1b[2J", {"resume from /ckpt/a\nb\x07"});
+  v1::LogChunk chunk = AttemptStartChunk(2, "run\x1b[2J", {"resume from /ckpt/a\nb\x07"});
   const std::string line = AttemptSeparator(chunk);
   EXPECT_EQ(line.find('\x1b'), std::string::npos) << line;
   EXPECT_EQ(line.find('\x07'), std::string::npos) << line;

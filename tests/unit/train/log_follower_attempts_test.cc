@@ -194,7 +194,8 @@ TEST_F(LogFollowerAttemptsTest, AnAttemptAskedForIsReadAloneOrFollowedOn) {
   EXPECT_EQ(last.attempts[0].text, kOomLine);
 
   // With -f, on into attempt 2, which still runs.
-  LogFollower on = OpenFollower({.job = "pick", .from_offset = 6, .follow = true, .attempt = 1, .across_attempts = true});
+  LogFollower on =
+      OpenFollower({.job = "pick", .from_offset = 6, .follow = true, .attempt = 1, .across_attempts = true});
   FollowedAttempts both;
   StepUntil(on, both, [&] { return both.attempts.size() == 2 && both.attempts[1].text == "second try\n"; });
   ASSERT_EQ(both.attempts.size(), 2u);
