@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "client/output/event_text.h"
+#include "client/output/job_text.h"
 #include "tests/unit/client/cli_run.h"
 
 namespace gpuctl::client {
@@ -61,6 +62,17 @@ TEST(EventsHelpTruth, TheReadmesEventTranscriptsShowThePrintedFormat) {
   }
   EXPECT_GE(transcripts, 4);
   EXPECT_GE(lines, 20);
+}
+
+// Issue 24 item 4: `train list --help` listed no KIND column. Its column list
+// is now the table's own header.
+TEST(TrainListHelpTruth, NamesEveryColumnTheTablePrints) {
+  CliRun run = RunGpuctl({"train", "list", "--help"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  std::string columns;
+  for (const std::string& column : JobListHeader()) columns += (columns.empty() ? "" : " ") + column;
+  EXPECT_NE(run.out.find("Columns: " + columns + "."), std::string::npos) << run.out;
+  EXPECT_NE(columns.find(" KIND "), std::string::npos) << columns;
 }
 
 }  // namespace
