@@ -75,7 +75,7 @@ class SshNodeTest : public SshdFixture {
 
 TEST_F(SshNodeTest, UnknownHostKeyIsRefusedUntilAcceptedThenRecorded) {
   RunResult refused = Bootstrap();
-  EXPECT_EQ(refused.exit_code, 1) << refused.err;
+  EXPECT_EQ(refused.exit_code, 6) << refused.err;  // host key not trusted: its own code
   EXPECT_NE(refused.err.find("is not known"), std::string::npos) << refused.err;
   EXPECT_NE(refused.err.find(HostKeyFingerprint("host_key")), std::string::npos) << refused.err;
   EXPECT_FALSE(std::filesystem::exists(Prefix())) << "nothing may be installed on a refused host";
@@ -161,12 +161,25 @@ TEST_F(SshNodeTest, ChangedHostKeyIsRefusedLoudlyEvenWithTheAcceptFlag) {
     std::vector<std::string> args = {"--node", "n1", "health"};
     if (accept_new) args.insert(args.begin(), "--accept-new-host-key");
     RunResult refused = Gpuctl(args);
-    EXPECT_EQ(refused.exit_code, 1) << refused.err;
+    EXPECT_EQ(refused.exit_code, 6) << refused.err;
     EXPECT_NE(refused.err.find("REMOTE HOST KEY CHANGED"), std::string::npos) << refused.err;
     EXPECT_NE(refused.err.find("ssh-keygen -R '[127.0.0.1]:" + std::to_string(port_) + "'"), std::string::npos)
         << refused.err;
   }
   EXPECT_EQ(ReadText(KnownHosts()), known_before);
+}
+
+// Every hint after `--node N train start` reaches the job through N.
+TEST_F(SshNodeTest, TrainStartHintsNameTheNode) {
+  ASSERT_EQ(Bootstrap(/*accept_new=*/true).exit_code, 0);
+  RunResult started = Gpuctl({"--node", "n1", "train", "start", "--name", "hinted", "--", "sleep", "30"});
+  ASSERT_EQ(started.exit_code, 0) << started.err;
+  for (const char* hint : {"gpuctl --node n1 train logs -f hinted", "gpuctl --node n1 train status hinted",
+                           "gpuctl --node n1 train stop hinted", "gpuctl --node n1 train attach hinted"}) {
+    EXPECT_NE(started.out.find(hint), std::string::npos) << hint << " in\n" << started.out;
+  }
+  EXPECT_EQ(started.out.find("tmux -L"), std::string::npos) << started.out;
+  EXPECT_EQ(Gpuctl({"--node", "n1", "train", "stop", "hinted"}).exit_code, 0);
 }
 
 TEST_F(SshNodeTest, NodeWithoutAnAgentSaysHowToBootstrapIt) {
