@@ -126,6 +126,14 @@ bool LogFollower::MovedAside() {
 }
 
 Result<std::optional<LogStep>> LogFollower::WaitForStart() {
+  if (queued_said_ && options_.follow) {
+    // Still queued (the cheap check refuses a queued job): a queued job
+    // starts before it can be anything else, so it is still this attempt.
+    Result<LogSource> source = jobs_->GetLogSource(options_.job);
+    if (!source.ok() && source.status().code() == ErrorCode::kFailedPrecondition) {
+      return std::optional<LogStep>(LogStep{LogStep::Kind::kWait, 0, {}});
+    }
+  }
   Result<JobRecord> record = jobs_->GetJob(options_.job);
   if (!record.ok()) return record.status();
   if (record->state == JobState::kQueued && CurrentAttempt(*record) == attempt_->attempt) {
