@@ -51,6 +51,23 @@ TEST_F(EverydayCommands, WaitExitsWithTheJobsOwnResult) {
   EXPECT_EQ(Gpuctl({"train", "wait", "nosuch"}).exit_code, 1);
 }
 
+// Attempt 1 OOMs and fails; the agent relaunches it at 768 anchors, which
+// succeeds. The wait ends with the job, not with its first attempt.
+TEST_F(EverydayCommands, WaitWaitsThroughAnOomRelaunch) {
+  StartTrainAgent();
+  RunResult started = Gpuctl({"train", "start", "--name", "recovers", "--on-oom", "recover", "--anchors", "1024",
+                              "--", "python3", ToyTrain(), "--steps", "6", "--interval", "0.05",
+                              "--simulate-oom-at", "3", "--oom-above-anchors", "768"});
+  ASSERT_EQ(started.exit_code, 0) << started.err;
+  RunResult waited = Gpuctl({"-o", "json", "train", "wait", "recovers", "--timeout", "60s"});
+  EXPECT_EQ(waited.exit_code, 0) << waited.err << waited.out;
+  json job = json::parse(waited.out);
+  EXPECT_EQ(job["state"], "succeeded");
+  EXPECT_EQ(job["anchors"], 768);
+  ASSERT_EQ(job["attempts"].size(), 1u) << job.dump(2);
+  EXPECT_EQ(job["attempts"][0]["state"], "failed");
+}
+
 TEST_F(EverydayCommands, ListByStateThenRemoveEveryEndedJob) {
   ASSERT_NO_FATAL_FAILURE(StartThree());
   ASSERT_EQ(Gpuctl({"train", "wait", "ok"}).exit_code, 0);
