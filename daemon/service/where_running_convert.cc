@@ -2,7 +2,7 @@
 
 namespace gpuctl::daemon {
 
-v1::WhereKind ToProto(sys::WhereKind kind) {
+v1::WhereKind WhereKindToProto(sys::WhereKind kind) {
   switch (kind) {
     case sys::WhereKind::kBareMetal: return v1::WHERE_KIND_BARE_METAL;
     case sys::WhereKind::kVm: return v1::WHERE_KIND_VM;
@@ -15,7 +15,7 @@ v1::WhereKind ToProto(sys::WhereKind kind) {
 }
 
 void WhereRunningToProto(const sys::WhereRunning& in, v1::WhereRunning& out) {
-  out.set_kind(ToProto(in.kind));
+  out.set_kind(WhereKindToProto(in.kind));
   out.set_hypervisor(in.hypervisor);
   for (const std::string& why : in.evidence) out.add_evidence(why);
 }

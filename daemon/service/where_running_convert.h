@@ -7,7 +7,7 @@
 
 namespace gpuctl::daemon {
 
-v1::WhereKind ToProto(sys::WhereKind kind);
+v1::WhereKind WhereKindToProto(sys::WhereKind kind);
 void WhereRunningToProto(const sys::WhereRunning& in, v1::WhereRunning& out);
 
 }  // namespace gpuctl::daemon
