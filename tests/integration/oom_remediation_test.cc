@@ -124,6 +124,16 @@ TEST_F(OomRemediation, TheIncidentReplays) {
   std::vector<std::string> now = job["command"].get<std::vector<std::string>>();
   std::vector<std::string> expected = Toy({"--max-anchors", "768", "--oom-above-anchors", "768", "--oom-gpus", "5,7"});
   EXPECT_EQ(now, expected);  // the spec's command; the retry args are added when it runs
+  // What this run really ran: the turned-down knob and the retry args.
+  std::vector<std::string> ran = expected;
+  ran.insert(ran.end(), {"--resume-from", "latest"});
+  EXPECT_EQ(job["run_command"].get<std::vector<std::string>>(), ran);
+  EXPECT_EQ(job["run_env"]["PYTORCH_CUDA_ALLOC_CONF"], "expandable_segments:True");
+  EXPECT_EQ(job["run_env"]["GPUCTL_ATTEMPT"], "2");
+  // The first attempt's events are counted, not hidden by the relaunch.
+  EXPECT_GE(first["events"].get<uint64_t>(), 1u) << first.dump(2);
+  EXPECT_EQ(job["events_total"].get<uint64_t>(),
+            first["events"].get<uint64_t>() + job["events"].size() + job["events_dropped"].get<uint64_t>());
   std::string old_log = ReadFile(first["log_path"].get<std::string>());
   EXPECT_NE(old_log.find("max_anchors=1024"), std::string::npos) << old_log;
   EXPECT_NE(old_log.find("GPU 7 has a total capacity"), std::string::npos);
@@ -154,6 +164,8 @@ TEST_F(OomRemediation, TheIncidentReplays) {
       << text.out;
   EXPECT_NE(text.out.find("then PYTORCH_CUDA_ALLOC_CONF: (unset) -> expandable_segments:True, --max-anchors: 1024 -> 768"),
             std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("\nrun command: "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(" this run)"), std::string::npos) << text.out;
 }
 
 TEST_F(OomRemediation, FragmentationIsFixedByExpandableSegmentsAlone) {
