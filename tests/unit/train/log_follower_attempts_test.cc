@@ -48,7 +48,7 @@ struct FollowedAttempts {
 // Steps until `until` holds or the follower is done; on kWait sleeps a
 // little (the owner thread and the end check act on real time).
 void StepUntil(LogFollower& follower, FollowedAttempts& out, const std::function<bool()>& until) {
-  for (int i = 0; i < 2000 && !until(); ++i) {
+  for (int i = 0; i < 6000 && !until(); ++i) {  // 30 s of waits at most
     Result<LogStep> step = follower.Next();
     if (!step.ok()) {
       ADD_FAILURE() << step.status().message();
