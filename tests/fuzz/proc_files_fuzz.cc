@@ -1,10 +1,12 @@
 // The kernel's /proc text as the agent reads it (a container's /proc, or a
 // process naming itself anything, can put odd bytes there): meminfo,
 // pressure (PSI), /proc/PID/cgroup, /proc/PID/stat, /proc/PID/status,
-// loadavg, uptime, CPU lists and os-release, each over the same input.
+// loadavg, uptime, CPU lists, os-release, and the mountinfo and sched lines
+// where_running reads, each over the same input.
 // Invariants: what the contracts promise of an accepted file.
 #include "agents/sys/proc_parsers.h"
 #include "agents/sys/proc_stat.h"
+#include "agents/sys/where_running.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using namespace gpuctl;
@@ -28,5 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)ParseUptime(text);
   (void)CountCpuList(text);
   (void)ParseOsRelease(text);
+  FUZZ_CHECK(RootFsType(text).size() <= size);
+  if (std::optional<long> pid = SchedPid(text)) FUZZ_CHECK(*pid >= 0);
   return 0;
 }
