@@ -64,4 +64,14 @@ Status SetOomScoreAdj(const HostFs& fs, int64_t pid, int adj) {
   return Status::Ok();
 }
 
+Status ProtectAgentFromOomKiller(const HostFs& fs, int64_t agent_pid) {
+  Status s = SetOomScoreAdj(fs, agent_pid, -1000);
+  if (s.ok()) return s;
+  return Status(s.code(), "gpuctld cannot protect its own process (pid " + std::to_string(agent_pid) +
+                              ") from the kernel's OOM killer: " + s.message() +
+                              ". Under memory pressure the kernel may kill the agent itself, and with it the memory "
+                              "guard that would have stopped a job first (jobs keep running); run gpuctld as root "
+                              "or with CAP_SYS_RESOURCE");
+}
+
 }  // namespace gpuctl::sys

@@ -27,4 +27,9 @@ void ReturnFreedMemory();
 // Writes /proc/PID/oom_score_adj (-1000..1000).
 Status SetOomScoreAdj(const HostFs& fs, int64_t pid, int adj);
 
+// The agent's own pid (`agent_pid`) set to -1000: the kernel's OOM killer
+// never picks it. The error says whose it is and what is lost without it
+// (the agent, and the memory guard that would have stopped a job first).
+Status ProtectAgentFromOomKiller(const HostFs& fs, int64_t agent_pid);
+
 }  // namespace gpuctl::sys

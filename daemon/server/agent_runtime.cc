@@ -75,12 +75,7 @@ Status AgentRuntime::StartParts() {
   for (const std::string& addr : server_->bound()) spdlog::info("gpuctld {} serving on {}", GPUCTL_VERSION, addr);
 
   // Self-protection: the kernel never picks the agent, and its pages stay in RAM.
-  if (Status s = sys::SetOomScoreAdj(host_fs_, sys::SelfPid(), -1000); !s.ok()) {
-    spdlog::warn("gpuctld could not protect itself (pid {}) from the kernel's OOM killer: {}. Under memory pressure "
-                 "the kernel may now kill the agent itself, and with it the memory guard that stops jobs before "
-                 "that happens (jobs keep running); run gpuctld as root or with CAP_SYS_RESOURCE",
-                 sys::SelfPid(), s.message());
-  }
+  if (Status s = sys::ProtectAgentFromOomKiller(host_fs_, sys::SelfPid()); !s.ok()) spdlog::warn("{}", s.message());
   if (config.lock_memory) {
     sys::WarmStack();
     if (Status s = sys::LockAllMemory(); !s.ok()) spdlog::warn("{}", s.message());
