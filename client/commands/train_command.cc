@@ -31,7 +31,8 @@ void AddTrainCommand(CLI::App& app, CommandContext& context) {
       "Run training jobs on the agent's host: detached in tmux, logged from the first byte, "
       "watched for CUDA OOMs, NCCL errors, tracebacks and signals.\n"
       "Exit codes: 0 ok, 1 the agent reported an error (e.g. no such job), "
-      "2 bad flags or a start the agent refused (nothing was started), 3 agent unreachable.");
+      "2 bad flags or a start the agent refused (nothing was started), 3 agent unreachable; "
+      "train wait: 0 the job succeeded, 1 it ended otherwise, 124 --timeout ran out.");
   train->require_subcommand(1);
   AddTrainStartCommand(*train, context);
   AddTrainStatusCommands(*train, context);
