@@ -1,6 +1,8 @@
 // The commands people reach for first, end to end with the real gpuctld and
 // gpuctl and real tmux: train wait, list --state and --watch, rm --ended,
 // events --job --kind, attach, completion of job names, health --count.
+#include <signal.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -150,6 +152,8 @@ TEST_F(EverydayCommands, AttachPutsATerminalOnTheJobsSessionInTheAgentsTmuxServe
       },
       std::chrono::seconds(20));
   EXPECT_TRUE(seen) << ReadFile(dir_.path() + "/attach.err");
+  // Its group (sh, sleep, script); the tmux client on script's terminal gets its hangup.
+  ::kill(-attached.pid(), SIGKILL);
   // An ended job has no session: usage error, saying where its log is.
   ASSERT_EQ(Gpuctl({"train", "wait", "ok"}).exit_code, 0);
   RunResult ended = Gpuctl({"train", "attach", "ok"});
