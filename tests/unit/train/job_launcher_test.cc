@@ -374,6 +374,18 @@ TEST_F(JobLauncherTest, PlanRefusesACommandNotOnTheJobsPathNamingIt) {
   EXPECT_EQ(launcher.Plan(spec, "r1").status().code(), ErrorCode::kInvalidArgument);
 }
 
+TEST_F(JobLauncherTest, AnEnvironmentTmuxCannotCarrySaysHowMuchIsTheAgents) {
+  JobLauncherOptions options = Options();
+  (*options.agent_env)["HUGE"] = std::string(15000, 'x');
+  JobLauncher launcher(options, store_, tmux_, processes_, runner_);
+  Result<Placement> p = launcher.Plan(Spec(), "r1");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(p.status().message().find("of them gpuctld's own environment"), std::string::npos)
+      << p.status().message();
+  ExpectNoEffect();
+}
+
 TEST_F(JobLauncherTest, PlanSaysWhatTheRunWillGet) {
   JobLauncher launcher = Launcher();
   JobSpec spec = Spec();
