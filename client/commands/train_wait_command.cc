@@ -50,32 +50,34 @@ void RunWait(CommandContext& ctx, const WaitFlags& flags) {
   const auto start = clock.SteadyNow();
   auto agent = ctx.ConnectAgent();
   if (!agent.ok()) return ctx.Fail(agent.status());
-  std::optional<std::chrono::steady_clock::time_point> lost_since;  // set while the agent cannot be reached
-  bool told_lost = false;
+  // While the agent cannot be reached: since when, and whether we said so.
+  std::chrono::steady_clock::time_point lost_since{};
+  bool lost = false;
+  bool answered = false;  // an agent never reached is exit 3 at once, not a wait
   while (true) {
     Result<v1::Job> job = (*agent)->GetJob(flags.name);
     if (job.ok()) {
-      lost_since.reset();
-      if (told_lost) ctx.console.err << "gpuctl: reached the agent again; still waiting\n" << std::flush;
-      told_lost = false;
+      answered = true;
+      if (lost) ctx.console.err << "gpuctl: reached the agent again; still waiting\n" << std::flush;
+      lost = false;
       if (JobEndedForGood(*job)) {
         PrintJob(ctx, *job, JobStoppedText(*job, NowUnixMs()));
         ctx.exit_code = WaitExitCodeFor(*job);
         return;
       }
-    } else if (job.status().code() != ErrorCode::kUnavailable) {
+    } else if (job.status().code() != ErrorCode::kUnavailable || !answered) {
       return ctx.Fail(job.status());
     } else {
       // The agent may be restarting: reconnect (a new SSH tunnel for --node)
       // until it answers, for a while.
-      if (!lost_since) lost_since = clock.SteadyNow();
-      if (clock.SteadyNow() - *lost_since >= kWaitReconnectFor) return ctx.Fail(job.status());
-      if (!told_lost) {
+      if (!lost) {
+        lost = true;
+        lost_since = clock.SteadyNow();
         ctx.console.err << "gpuctl: lost the agent (" << EscapeForTerminal(job.status().message())
                         << "); retrying for up to 2 minutes\n"
                         << std::flush;
-        told_lost = true;
       }
+      if (clock.SteadyNow() - lost_since >= kWaitReconnectFor) return ctx.Fail(job.status());
       if (auto again = ctx.ConnectAgent(); again.ok()) agent = std::move(again);
     }
     if (limit && clock.SteadyNow() - start >= *limit) {

@@ -164,6 +164,12 @@ TEST(TrainWait, AnAgentThatRestartsIsWaitedFor) {
   EXPECT_GE(after.calls(), 1u);
 }
 
+TEST(TrainWait, AnAgentNeverReachedIsExit3AtOnce) {
+  CliRun r = RunGpuctl({"train", "wait", "w"});
+  EXPECT_EQ(r.code, kExitUnreachable) << r.err;
+  EXPECT_EQ(r.err.find("retrying"), std::string::npos) << r.err;
+}
+
 TEST(TrainAttachArgv, TheAgentsOwnTmuxServerHereOrThroughSshWithATerminal) {
   v1::Job job = WaitedJob(v1::JOB_STATE_RUNNING);
   job.set_tmux_socket("gpuctl-test-7");
