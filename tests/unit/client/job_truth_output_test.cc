@@ -28,7 +28,7 @@ v1::Job AnchoredJob() {
   return job;
 }
 
-std::vector<std::string> Lines(const std::string& text) {
+std::vector<std::string> TextLines(const std::string& text) {
   std::vector<std::string> lines;
   size_t start = 0;
   while (start < text.size()) {
@@ -41,7 +41,7 @@ std::vector<std::string> Lines(const std::string& text) {
 }
 
 bool HasLine(const std::string& text, const std::string& line) {
-  for (const std::string& l : Lines(text)) {
+  for (const std::string& l : TextLines(text)) {
     if (l == line) return true;
   }
   return false;
@@ -86,7 +86,7 @@ TEST(JobTruthText, AFailedRunShowsItsLastLinesUnderItsStateEscaped) {
   failed.set_state_reason("exited 1");
   failed.add_log_tail("Traceback (most recent call last):");
   failed.add_log_tail("ValueError: \x1b]0;owned\x07 bad value");
-  std::vector<std::string> lines = Lines(JobToText(failed, kStartedAt));
+  std::vector<std::string> lines = TextLines(JobToText(failed, kStartedAt));
   auto state = std::find(lines.begin(), lines.end(), "state:      failed (exited 1)");
   ASSERT_NE(state, lines.end());
   ASSERT_LT(state + 2, lines.end());
