@@ -267,6 +267,7 @@ std::string JobToText(const v1::Job& job, int64_t now_unix_ms) {
                          JobStateName(a.state()) + ", step " + (a.has_step() ? std::to_string(a.step()) : "-");
       if (a.has_best_throughput()) line += ", best " + Rate(a.best_throughput());
       line += ", alloc conf " + OrDash(a.alloc_conf());
+      if (a.events() > 0) line += ", " + std::to_string(a.events()) + " event" + (a.events() == 1 ? "" : "s");
       std::string changes;
       for (const std::string& c : a.changes()) changes += (changes.empty() ? "" : ", ") + c;
       if (!a.resumed_from().empty()) line += ", from " + a.resumed_from();

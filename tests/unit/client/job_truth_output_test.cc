@@ -98,9 +98,15 @@ TEST(JobTruthText, AFailedRunShowsItsLastLinesUnderItsStateEscaped) {
 TEST(JobTruthText, EventsCountEveryAttempt) {
   v1::Job job = AnchoredJob();
   job.add_events()->set_kind("traceback");
-  job.add_attempts()->set_events(2);
+  v1::JobAttempt* first = job.add_attempts();
+  first->set_attempt(1);
+  first->set_run_id("r1");
+  first->set_state(v1::JOB_STATE_FAILED);
+  first->set_events(2);
   job.set_events_total(3);
-  EXPECT_TRUE(HasLine(JobToText(job, kStartedAt), "events:     3 (1 this run)"));
+  const std::string text = JobToText(job, kStartedAt);
+  EXPECT_TRUE(HasLine(text, "events:     3 (1 this run)")) << text;
+  EXPECT_TRUE(HasLine(text, "  #1 run r1: failed, step -, alloc conf -, 2 events")) << text;
   job.set_events_total(1);
   EXPECT_TRUE(HasLine(JobToText(job, kStartedAt), "events:     1"));
 }
