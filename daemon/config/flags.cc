@@ -12,7 +12,9 @@ Result<FlagsOutcome> ParseDaemonFlags(int argc, const char* const* argv) {
   CLI::App app{
       "gpuctld: the gpuctl host agent. It samples host and GPU health, runs training jobs\n"
       "detached in tmux, and guards the host's memory. The gpuctl client talks to it over\n"
-      "a unix socket (default " + std::string(kDefaultSocketPath) + ") or TCP with mutual TLS.",
+      "a unix socket (default " + std::string(kDefaultSocketPath) + ") or TCP with mutual TLS.\n"
+      "gpuctld --bridge SOCKET copies between stdin/stdout and SOCKET, nothing else: gpuctl's way to\n"
+      "an agent over SSH where the socket cannot be forwarded.",
       "gpuctld"};
   app.set_version_flag("--version", std::string("gpuctld ") + GPUCTL_VERSION);
 
