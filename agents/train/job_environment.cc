@@ -25,12 +25,21 @@ bool IsAgentOnlyVariable(std::string_view name) {
   return name == "NOTIFY_SOCKET" || name == "TMUX" || name == "TMUX_PANE";
 }
 
+bool IsRunVariable(std::string_view name) {
+  static constexpr std::string_view kNames[] = {"GPUCTL_JOB",     "GPUCTL_RUN_ID",      "GPUCTL_ATTEMPT",
+                                                "GPUCTL_ANCHORS", "GPUCTL_RESUME_FROM", "GPUCTL_BUILD_BUDGET"};
+  for (std::string_view run_name : kNames) {
+    if (name == run_name) return true;
+  }
+  return name.starts_with("GPUCTL_MULTINODE_");
+}
+
 JobEnvironment BuildJobEnvironment(const EnvMap& agent_env, const JobSpec& spec, const EnvMap& run_vars) {
   JobEnvironment out;
   out.whole = spec.container.empty();
   if (out.whole) {
     for (const auto& [key, value] : agent_env) {
-      if (!IsAgentOnlyVariable(key) && PortableVariableName(key)) out.vars.emplace(key, value);
+      if (!IsAgentOnlyVariable(key) && !IsRunVariable(key) && PortableVariableName(key)) out.vars.emplace(key, value);
     }
     if (auto path = out.vars.find("PATH"); path == out.vars.end() || path->second.empty()) {
       if (!spec.env.contains("PATH")) out.set_by_gpuctl["PATH"] = std::string(kDefaultJobPath);

@@ -29,6 +29,13 @@ inline constexpr std::string_view kDefaultJobPath = "/usr/local/sbin:/usr/local/
 // is another).
 bool IsAgentOnlyVariable(std::string_view name);
 
+// A variable gpuctl sets to describe one run (GPUCTL_JOB, _RUN_ID, _ATTEMPT,
+// _ANCHORS, _RESUME_FROM, _MULTINODE_*, _BUILD_BUDGET): in the agent's own
+// environment it describes another run (an agent started from a job's
+// shell), so it is never inherited; some are set only when the run has them.
+// The client's settings (GPUCTL_NODE, GPUCTL_TLS_*) are the user's and stay.
+bool IsRunVariable(std::string_view name);
+
 struct JobEnvironment {
   // Host jobs: the whole environment (started under env -i). Container
   // jobs: what is set on top of pct exec's.

@@ -67,6 +67,33 @@ TEST(JobEnvironment, TheJobsEnvWinsOverTheAgentsAndIsNotListedAsGpuctls) {
   EXPECT_EQ(env.set_by_gpuctl.at("PYTORCH_CUDA_ALLOC_CONF"), "expandable_segments:True");
 }
 
+TEST(JobEnvironment, AnotherRunsVariablesAreNotInherited) {
+  // An agent started from a gpuctl job's shell (or a shell that exported
+  // them) holds that run's GPUCTL_RESUME_FROM, GPUCTL_ANCHORS...: a job
+  // without --resume-from must not resume from another run's checkpoint.
+  EnvMap agent = {{"GPUCTL_RESUME_FROM", "/ckpt/other-run/step_900"},
+                  {"GPUCTL_ANCHORS", "512"},
+                  {"GPUCTL_JOB", "outer"},
+                  {"GPUCTL_ATTEMPT", "3"},
+                  {"GPUCTL_MULTINODE_RANK", "1"},
+                  {"GPUCTL_BUILD_BUDGET", "1"},
+                  {"GPUCTL_NODE", "gpu2"},
+                  {"PATH", "/usr/bin:/bin"}};
+  JobEnvironment env = BuildJobEnvironment(agent, HostSpec(), {{"GPUCTL_RUN_ID", "r1"}});
+  for (const char* gone : {"GPUCTL_RESUME_FROM", "GPUCTL_ANCHORS", "GPUCTL_MULTINODE_RANK", "GPUCTL_BUILD_BUDGET"}) {
+    EXPECT_FALSE(env.vars.contains(gone)) << gone;
+  }
+  EXPECT_EQ(env.vars.at("GPUCTL_JOB"), "j");
+  EXPECT_EQ(env.vars.at("GPUCTL_ATTEMPT"), "1");
+  EXPECT_EQ(env.vars.at("GPUCTL_NODE"), "gpu2") << "the client's settings are the user's";
+  JobSpec resuming = HostSpec();
+  resuming.resume_from = "/ckpt/mine";
+  resuming.anchors = 768;
+  JobEnvironment own = BuildJobEnvironment(agent, resuming, {});
+  EXPECT_EQ(own.vars.at("GPUCTL_RESUME_FROM"), "/ckpt/mine");
+  EXPECT_EQ(own.vars.at("GPUCTL_ANCHORS"), "768");
+}
+
 TEST(JobEnvironment, AContainerJobGetsNothingOfTheHosts) {
   JobSpec spec = HostSpec();
   spec.container = "200";

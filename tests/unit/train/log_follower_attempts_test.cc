@@ -310,5 +310,41 @@ TEST_F(LogFollowerQueuedTest, AQueuedJobIsWaitedForAndSaidOnce) {
   EXPECT_FALSE(out.done);
 }
 
+// A queued job cancelled (stopped before it ever ran) or removed while
+// followed: the stream ends, and no attempt that never ran is announced.
+TEST_F(LogFollowerQueuedTest, AQueuedJobStoppedOrRemovedWhileFollowedEndsTheStream) {
+  JobSupervisor& jobs = QueueingSupervisor();
+  JobSpec holder_spec = Spec("holder");
+  holder_spec.num_gpus = 1;
+  StartOk(holder_spec);
+  for (const bool remove : {false, true}) {
+    JobSpec waiter_spec = Spec(remove ? "removed" : "cancelled");
+    waiter_spec.num_gpus = 1;
+    ASSERT_EQ(StartOk(waiter_spec).state, JobState::kQueued);
+    Result<LogFollower> following =
+        LogFollower::Open(jobs, {.job = waiter_spec.name, .follow = true, .across_attempts = true});
+    ASSERT_TRUE(following.ok()) << following.status().message();
+    FollowedAttempts out;
+    StepUntil(*following, out, [&] { return !out.queued.empty(); });
+    ASSERT_EQ(out.queued.size(), 1u);
+    ASSERT_TRUE(jobs.StopJob(waiter_spec.name, 0ms).ok());
+    if (remove) {
+      ASSERT_TRUE(jobs.RemoveJob(waiter_spec.name).ok());
+    }
+    bool ended = false;
+    for (int i = 0; i < 20 && !ended; ++i) {
+      Result<LogStep> step = following->Next();
+      if (!step.ok()) {
+        EXPECT_EQ(step.status().code(), ErrorCode::kNotFound) << step.status().message();
+        ended = true;
+        break;
+      }
+      EXPECT_FALSE(step->attempt_start.has_value()) << waiter_spec.name << ": it never ran";
+      ended = step->kind == LogStep::Kind::kDone;
+    }
+    EXPECT_TRUE(ended) << waiter_spec.name << ": the stream must end";
+  }
+}
+
 }  // namespace
 }  // namespace gpuctl::train
