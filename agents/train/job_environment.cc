@@ -76,6 +76,11 @@ Status CheckCommandResolves(const JobSpec& spec, const JobEnvironment& env) {
       return InvalidArgument("command '" + program + "': no such file" +
                              (program.starts_with('/') ? "" : " (in --cwd " + spec.cwd + ")"));
     }
+    // chmod +x is the fix for a plain file only.
+    if (sys::IsDirectory(path)) return InvalidArgument("command '" + program + "' is a directory");
+    if (Result<uint64_t> size = sys::FileSize(path); !size.ok()) {
+      return InvalidArgument("command '" + program + "' is a link that leads nowhere (" + size.status().message() + ")");
+    }
     if (!sys::IsExecutableFile(path)) {
       return InvalidArgument("command '" + program + "' is not an executable file (chmod +x " + program + ")");
     }

@@ -167,6 +167,22 @@ TEST_F(CommandResolvesTest, AFileThatIsNotExecutableIsRefused) {
       << "execvp skips it, as the job would";
 }
 
+TEST_F(CommandResolvesTest, ADirectoryOrABrokenLinkIsNotToldToChmod) {
+  std::filesystem::create_directory(dir_.path() + "/train");
+  Status dir = CheckCommandResolves(Spec({"./train"}), Env("/usr/bin"));
+  EXPECT_EQ(dir.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(dir.message().find("is a directory"), std::string::npos) << dir.message();
+  EXPECT_EQ(dir.message().find("chmod"), std::string::npos) << dir.message();
+  std::filesystem::create_symlink(dir_.path() + "/nowhere", dir_.path() + "/dangling");
+  std::filesystem::create_symlink(dir_.path() + "/loop", dir_.path() + "/loop");
+  for (const char* link : {"./dangling", "./loop"}) {
+    Status s = CheckCommandResolves(Spec({link}), Env("/usr/bin"));
+    EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument) << link;
+    EXPECT_NE(s.message().find("a link that leads nowhere"), std::string::npos) << s.message();
+    EXPECT_EQ(s.message().find("chmod"), std::string::npos) << s.message();
+  }
+}
+
 TEST_F(CommandResolvesTest, ContainerAndScriptJobsAreNotLookedUpHere) {
   JobSpec in_container = Spec({"no-such-trainer"});
   in_container.container = "200";
