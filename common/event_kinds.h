@@ -56,4 +56,16 @@ inline constexpr char kBuildLeftRunning[] = "build_left_running";
 // The event log itself: a reader that fell a ring behind (agents/events).
 inline constexpr char kEventsDropped[] = "events_dropped";
 
+// Every kind above, in the order above: `gpuctl events --kind` refuses a
+// word not among them (a typo such as "oom" would otherwise match nothing,
+// and read as "no OOMs"). A new kind goes here too.
+inline constexpr const char* kAllKinds[] = {
+    kJobStarted,     kJobEnded,          kJobQueued,     kJobOrphaned,     kGpuMemoryHigh,
+    kOomRemediation, kOomRemediationHeld, kOomGaveUp,    kJobHung,         kJobRelaunched,
+    kJobGaveUp,      kGpuFault,          kGpuDrained,    kGpuUndrained,    kCudaOom,
+    kAllocConfInvalid, kNcclError,       kTraceback,     kSignal,          kGuardKill,
+    kGuardWarning,   kGuardNoVictim,     kBuildThrottled, kBuildFailed,    kBuildSummary,
+    kBuildLeftRunning, kEventsDropped,
+};
+
 }  // namespace gpuctl::event_kind

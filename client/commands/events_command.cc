@@ -13,6 +13,7 @@
 #include "client/output/event_json.h"
 #include "client/output/event_text.h"
 #include "client/resuming_event_stream.h"
+#include "common/event_kinds.h"
 #include "common/job_name.h"
 #include "common/json_text.h"
 #include "common/utf8.h"
@@ -23,21 +24,37 @@ namespace {
 struct EventsFlags {
   bool follow = false;
   uint64_t after = 0;
-  std::string job;    // --job: empty, every job's and none's
-  std::string kinds;  // --kind K,...: empty, every kind
+  std::string job;    // --job: not given, every job's and none's
+  bool job_given = false;  // --job "" is refused, not read as every job
+  std::string kinds;  // --kind K,...: not given, every kind
+  bool kinds_given = false;  // --kind "" is refused, not read as every kind
 };
 
 // The events --job and --kind keep (the agent sends all; they are few).
 Result<std::function<bool(const v1::AgentEvent&)>> EventFilter(const EventsFlags& flags) {
   std::set<std::string> kinds;
+  std::string valid;
+  for (const char* known : event_kind::kAllKinds) valid += (valid.empty() ? "" : ", ") + std::string(known);
   for (size_t start = 0; start <= flags.kinds.size();) {
     size_t comma = std::min(flags.kinds.find(',', start), flags.kinds.size());
     std::string kind = flags.kinds.substr(start, comma - start);
-    if (!kind.empty()) kinds.insert(kind);
+    // Spaces around a word are allowed, as --state allows them.
+    kind.erase(0, std::min(kind.find_first_not_of(' '), kind.size()));
+    kind.erase(kind.find_last_not_of(' ') + 1);
     start = comma + 1;
+    if (kind.empty()) continue;
+    // A word no event has (a typo, "oom") would keep nothing: refused, not
+    // read as "none happened".
+    if (std::find(std::begin(event_kind::kAllKinds), std::end(event_kind::kAllKinds), kind) ==
+        std::end(event_kind::kAllKinds)) {
+      return InvalidArgument("--kind: unknown kind '" + kind + "' (valid: " + valid + ")");
+    }
+    kinds.insert(kind);
   }
-  if (!flags.kinds.empty() && kinds.empty()) return InvalidArgument("--kind needs at least one kind, e.g. cuda_oom");
-  if (!flags.job.empty()) {
+  if (flags.kinds_given && kinds.empty()) {
+    return InvalidArgument("--kind needs at least one kind (valid: " + valid + ")");
+  }
+  if (flags.job_given) {
     if (Status s = ValidateJobName(flags.job); !s.ok()) return s.Wrap("--job");
   }
   std::string job = flags.job;
@@ -122,12 +139,17 @@ void AddEventsCommand(CLI::App& app, CommandContext& context) {
                   "refused, exit 2)")
       ->check(CLI::NonNegativeNumber)
       ->type_name("SEQ");
-  cmd->add_option("--job", flags->job, "Only the events of this job")->type_name("NAME");
-  cmd->add_option("--kind", flags->kinds,
-                  "Only events of these kinds, comma-separated, e.g. cuda_oom,job_ended (events_dropped is always "
-                  "shown)")
-      ->type_name("KIND,...");
-  cmd->callback([&context, flags] { RunEvents(context, *flags); });
+  CLI::Option* job = cmd->add_option("--job", flags->job, "Only the events of this job")->type_name("NAME");
+  CLI::Option* kind =
+      cmd->add_option("--kind", flags->kinds,
+                      "Only events of these kinds, comma-separated, e.g. cuda_oom,job_ended (events_dropped is always "
+                      "shown; an unknown kind is refused, exit 2, listing them)")
+          ->type_name("KIND,...");
+  cmd->callback([&context, flags, job, kind] {
+    flags->job_given = job->count() > 0;
+    flags->kinds_given = kind->count() > 0;
+    RunEvents(context, *flags);
+  });
 }
 
 }  // namespace gpuctl::client

@@ -20,7 +20,8 @@ namespace {
 struct TopFlags {
   bool once = false;
   std::string interval = "2s";
-  std::string states;  // --state: empty, all
+  std::string states;  // --state: not given, all
+  bool states_given = false;  // --state "" is refused, not read as all
 };
 
 // One refresh: health and jobs from every node, over the pool's connections.
@@ -61,7 +62,7 @@ void RunTop(CommandContext& ctx, const TopFlags& flags) {
     return ctx.Fail(InvalidArgument("--interval must be from 200ms to 1h, got " + flags.interval));
   }
   std::set<v1::JobState> states;
-  if (!flags.states.empty()) {
+  if (flags.states_given) {
     Result<std::set<v1::JobState>> parsed = ParseJobStates(flags.states);
     if (!parsed.ok()) return ctx.Fail(parsed.status());
     states = std::move(*parsed);
@@ -114,8 +115,11 @@ void AddTopCommand(CLI::App& app, CommandContext& context) {
       "Exit 0 when every node answered, 4 (--nodes) or 3 (one agent) when some did not.");
   cmd->add_flag("--once", flags->once, "Print one screen and exit");
   cmd->add_option("--interval", flags->interval, "Time between refreshes (e.g. 1s; min 200ms)")->capture_default_str();
-  cmd->add_option("--state", flags->states, StateFlagHelp())->type_name("STATE,...");
-  cmd->callback([&context, flags] { RunTop(context, *flags); });
+  CLI::Option* state = cmd->add_option("--state", flags->states, StateFlagHelp())->type_name("STATE,...");
+  cmd->callback([&context, flags, state] {
+    flags->states_given = state->count() > 0;
+    RunTop(context, *flags);
+  });
 }
 
 }  // namespace gpuctl::client

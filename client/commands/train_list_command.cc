@@ -45,7 +45,7 @@ bool PrintJobListOnce(CommandContext& ctx, AgentClient& agent, const std::set<v1
 
 void RunTrainList(CommandContext& ctx, const TrainListFlags& flags) {
   std::set<v1::JobState> states;
-  if (!flags.states.empty()) {
+  if (flags.states_given) {
     Result<std::set<v1::JobState>> parsed = ParseJobStates(flags.states);
     if (!parsed.ok()) return ctx.Fail(parsed.status());
     states = std::move(*parsed);
@@ -83,11 +83,14 @@ void AddTrainListCommand(CLI::App& train, CommandContext& context) {
       "Columns: " + columns + ". With -o json: {\"jobs\": [...]}.\n"
       "--watch redraws the list every --interval (like top) until interrupted; when stdout is not a terminal "
       "it prints each listing in turn (-o json: one object per line).");
-  list->add_option("--state", flags->states, StateFlagHelp())->type_name("STATE,...");
+  CLI::Option* state = list->add_option("--state", flags->states, StateFlagHelp())->type_name("STATE,...");
   list->add_flag("-w,--watch", flags->watch, "Redraw the list every --interval until interrupted");
   list->add_option("--interval", flags->interval, "With --watch: time between listings (min 200ms)")
       ->capture_default_str();
-  list->callback([&context, flags] { RunTrainList(context, *flags); });
+  list->callback([&context, flags, state] {
+    flags->states_given = state->count() > 0;
+    RunTrainList(context, *flags);
+  });
 }
 
 }  // namespace gpuctl::client

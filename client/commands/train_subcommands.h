@@ -33,7 +33,8 @@ void AddTrainRemoveCommand(CLI::App& train, CommandContext& context);
 void AddTrainDumpCommand(CLI::App& train, CommandContext& context);
 
 struct TrainListFlags {
-  std::string states;  // --state: empty, every state
+  std::string states;  // --state: not given, every state
+  bool states_given = false;  // --state "" is refused, not read as every state
   bool watch = false;
   std::string interval = "2s";
 };

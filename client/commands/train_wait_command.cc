@@ -30,13 +30,14 @@ constexpr std::chrono::minutes kWaitReconnectFor{2};
 
 struct WaitFlags {
   std::string name;
-  std::string timeout;  // empty: no limit
+  std::string timeout;  // not given: no limit
+  bool timeout_given = false;  // --timeout "" (an unset variable) is refused, not read as no limit
 };
 
 void RunWait(CommandContext& ctx, const WaitFlags& flags) {
   if (Status s = ValidateJobName(flags.name); !s.ok()) return ctx.Fail(s);
   std::optional<std::chrono::milliseconds> limit;
-  if (!flags.timeout.empty()) {
+  if (flags.timeout_given) {
     Result<std::chrono::milliseconds> parsed = ParseDuration(flags.timeout);
     if (!parsed.ok()) return ctx.Fail(parsed.status().Wrap("--timeout"));
     limit = *parsed;
@@ -120,9 +121,13 @@ void AddTrainWaitCommand(CLI::App& train, CommandContext& context) {
       "  124  --timeout ran out; the job still runs (its state goes to stderr)\n"
       "e.g. gpuctl train wait run1 --timeout 6h && gpuctl train start --name eval ...");
   cmd->add_option("name", flags->name, "The job's name")->required()->type_name("NAME");
-  cmd->add_option("--timeout", flags->timeout, "Give up after this long, e.g. 30s, 5m, 1h or seconds (exit 124)")
-      ->type_name("DURATION");
-  cmd->callback([&context, flags] { RunWait(context, *flags); });
+  CLI::Option* timeout =
+      cmd->add_option("--timeout", flags->timeout, "Give up after this long, e.g. 30s, 5m, 1h or seconds (exit 124)")
+          ->type_name("DURATION");
+  cmd->callback([&context, flags, timeout] {
+    flags->timeout_given = timeout->count() > 0;
+    RunWait(context, *flags);
+  });
 }
 
 }  // namespace gpuctl::client
