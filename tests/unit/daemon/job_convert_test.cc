@@ -328,4 +328,24 @@ TEST(JobToProto, WhatTheRunGotAndEveryAttemptsEvents) {
 }
 
 }  // namespace
+// A run's argv and environment are any bytes (a checkpoint path, a value
+// from --env): the proto's strings, map values included, are UTF-8, so the
+// whole answer parses at the client.
+TEST(JobToProto, HostileBytesInWhatTheRunGotAreMadeUtf8) {
+  train::JobRecord record;
+  record.spec.name = "j";
+  record.spec.command = {"python3", "fake.py"};
+  record.run_command = {"python3", "fake.py", "--ckpt", "/data/\xff\xfe"};
+  record.run_env = {{"GPUCTL_RESUME_FROM", "/ckpt/\xc3"}, {"GPUCTL_RUN_ID", "r1"}};
+  v1::Job job;
+  ToProto(record, job);
+  EXPECT_EQ(job.run_command(3), "/data/\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(job.run_env().at("GPUCTL_RESUME_FROM"), "/ckpt/\xEF\xBF\xBD");
+  EXPECT_EQ(job.run_env().at("GPUCTL_RUN_ID"), "r1");
+  std::string wire;
+  ASSERT_TRUE(job.SerializeToString(&wire));
+  v1::Job parsed;
+  EXPECT_TRUE(parsed.ParseFromString(wire)) << "a string field that is not UTF-8 fails the parse";
+}
+
 }  // namespace gpuctl::daemon
