@@ -66,6 +66,11 @@ void RunWait(CommandContext& ctx, const WaitFlags& flags) {
         ctx.exit_code = WaitExitCodeFor(*job);
         return;
       }
+    } else if (answered && job.status().code() == ErrorCode::kNotFound) {
+      // Seen, then gone: a `train rm` (or `rm --ended`) took it as it ended.
+      // "No job named" would read as a typo in NAME.
+      return ctx.Fail(NotFound("job " + flags.name +
+                               " was removed (train rm) while waiting for it: its result is not known"));
     } else if (job.status().code() != ErrorCode::kUnavailable || !answered) {
       return ctx.Fail(job.status());
     } else {
