@@ -73,6 +73,9 @@ JobEnd DecideRunEnd(const RunEndFacts& facts) {
                  std::string(facts.mem_limit_kill->from_flag ? "--mem-limit " : "the agent's default memory limit ") +
                  LimitText(facts.mem_limit_kill->limit_bytes) + ": " + end.reason;
   }
+  if (facts.cwd_gone && end.state == JobState::kFailed && end.reason == "exited 126: not executable") {
+    end.reason = "exited 126: cannot enter --cwd " + *facts.cwd_gone;
+  }
   if (facts.never_seen_launched && facts.exit.kind == Kind::kMissing) {
     end.state = JobState::kFailed;
     end.reason = "never launched: the agent stopped while starting it";

@@ -50,6 +50,9 @@ struct RunEndFacts {
     bool from_flag = false;
   };
   std::optional<MemLimitKill> mem_limit_kill;
+  // A host job's --cwd that is no directory now: the wrapper's 126 (it
+  // could not enter it) is that, not a command that is not executable.
+  std::optional<std::string> cwd_gone;
 };
 
 // DecideJobEnd (which names the shell's 127 "command not found" and 126

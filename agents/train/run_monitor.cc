@@ -108,6 +108,16 @@ bool RunMonitor::BuildExitedLeavingProcesses(JobEntry& entry) {
   return true;
 }
 
+namespace {
+
+// A host job's --cwd that is no directory now (see RunEndFacts::cwd_gone).
+std::optional<std::string> CwdGone(const JobSpec& spec) {
+  if (spec.cwd.empty() || !spec.container.empty() || sys::IsDirectory(spec.cwd)) return std::nullopt;
+  return spec.cwd;
+}
+
+}  // namespace
+
 bool RunMonitor::SettleIfEnded(JobEntry& entry) {
   JobRecord& r = entry.record;
   if (r.state == JobState::kStarting && r.pid == 0 && r.started_unix_ms == 0) {
@@ -141,7 +151,8 @@ bool RunMonitor::SettleIfEnded(JobEntry& entry) {
                                    .agent_stop_reason = r.agent_stop_reason,
                                    .never_seen_launched = r.state == JobState::kStarting && r.started_unix_ms == 0,
                                    .disk_full = DiskFullNote(r),
-                                   .mem_limit_kill = mem_limit_kill});
+                                   .mem_limit_kill = mem_limit_kill,
+                                   .cwd_gone = CwdGone(r.spec)});
   r.state = end.state;
   r.state_reason = end.reason;
   r.exit_code = end.exit_code;

@@ -121,6 +121,27 @@ TEST_F(JobSupervisorTest, RunningDuplicateIsRefusedAndChangesNothing) {
   EXPECT_EQ(Get("dup").pid, 5001);
 }
 
+// The wrapper exits 126 when it cannot enter --cwd (gone since the start was
+// accepted: a queued job's turn, a relaunch): that is said, not "not
+// executable", which sends the user to chmod the wrong thing.
+TEST_F(JobSupervisorTest, A126FromACwdThatIsGoneNamesTheCwd) {
+  const std::string cwd = dir_.path() + "/work";
+  std::filesystem::create_directory(cwd);
+  JobSpec spec = Spec("cwdgone");
+  spec.cwd = cwd;
+  JobRecord job = StartOk(spec);
+  std::filesystem::remove(cwd);
+  EndJob(job, "126\n");
+  JobRecord ended = Get("cwdgone");
+  EXPECT_EQ(ended.state, JobState::kFailed);
+  EXPECT_EQ(ended.state_reason, "exited 126: cannot enter --cwd " + cwd) << ended.state_reason;
+
+  JobSpec plain = Spec("noexec");
+  plain.cwd = dir_.path();
+  EndJob(StartOk(plain), "126\n");
+  EXPECT_EQ(Get("noexec").state_reason, "exited 126: not executable");
+}
+
 TEST_F(JobSupervisorTest, EndedJobCanBeRerun) {
   JobRecord first = StartOk(Spec("again"));
   Append(store_.LogPath("again"), "first run\n");
