@@ -73,6 +73,10 @@ AgentClient::AgentClient(std::string address, std::chrono::milliseconds call_tim
 Status AgentClient::FromGrpc(const grpc::Status& status) const {
   switch (status.error_code()) {
     case grpc::StatusCode::OK: return Status::Ok();
+    // CANCELLED: gpuctl cancels none of its calls; an agent shutting down
+    // (a restart) cancels those it was serving. Unreachable (exit 3, and
+    // retried by train wait), not an error the agent reported.
+    case grpc::StatusCode::CANCELLED:
     case grpc::StatusCode::UNAVAILABLE:
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       if (address_.rfind("unix:", 0) != 0 && (status.error_message().find("ssl") != std::string::npos ||
