@@ -14,19 +14,17 @@
 #include "client/output/top_view.h"
 #include "common/json_text.h"
 #include "common/units.h"
+#include "common/utf8.h"
 
 namespace gpuctl::client {
 namespace {
 
-// One listing, filtered; false when the agent could not answer (the error
-// is reported) or stdout is gone.
-bool PrintJobListOnce(CommandContext& ctx, AgentClient& agent, const std::set<v1::JobState>& states,
-                      bool repaint) {
+// One listing, filtered. Not ok: the agent did not answer (not reported
+// here), or stdout is gone (kIo).
+Status PrintJobListOnce(CommandContext& ctx, AgentClient& agent, const std::set<v1::JobState>& states,
+                        bool repaint) {
   Result<v1::ListJobsResponse> list = agent.ListJobs();
-  if (!list.ok()) {
-    ctx.Fail(list.status());
-    return false;
-  }
+  if (!list.ok()) return list.status();
   KeepJobsInStates(*list, states);
   int64_t now = NowUnixMs();
   std::ostream& out = ctx.console.out;
@@ -38,7 +36,8 @@ bool PrintJobListOnce(CommandContext& ctx, AgentClient& agent, const std::set<v1
     out << JobListToText(*list, now);
   }
   out.flush();
-  return static_cast<bool>(out);
+  if (!out) return Status(ErrorCode::kIo, "stdout is closed");
+  return Status::Ok();
 }
 
 }  // namespace
@@ -62,14 +61,36 @@ void RunTrainList(CommandContext& ctx, const TrainListFlags& flags) {
   auto agent = ctx.ConnectAgent();
   if (!agent.ok()) return ctx.Fail(agent.status());
   if (!flags.watch) {
-    PrintJobListOnce(ctx, **agent, states, false);
+    if (Status listed = PrintJobListOnce(ctx, **agent, states, false); !listed.ok()) ctx.Fail(listed);
     return;
   }
   // A terminal is redrawn in place; a pipe gets each listing in turn (text
   // screens a blank line apart, JSON one object per line).
   const bool repaint = ctx.console.stdout_is_terminal && !ctx.global.json();
-  while (PrintJobListOnce(ctx, **agent, states, repaint)) {
-    if (!repaint && !ctx.global.json()) ctx.console.out << "\n" << std::flush;
+  bool answered = false;  // an agent never reached is exit 3 at once
+  bool lost = false;
+  while (true) {
+    Status listed = PrintJobListOnce(ctx, **agent, states, repaint);
+    if (listed.code() == ErrorCode::kIo) return;  // stdout closed: nobody watches
+    if (listed.ok()) {
+      if (lost) ctx.console.err << "gpuctl: reached the agent again\n" << std::flush;
+      answered = true;
+      lost = false;
+      if (!repaint && !ctx.global.json()) ctx.console.out << "\n" << std::flush;
+    } else if (listed.code() != ErrorCode::kUnavailable || !answered) {
+      return ctx.Fail(listed);
+    } else {
+      // Watched "until interrupted": an agent restarting is waited for, as
+      // top does, said once on stderr; the screen keeps its last listing.
+      if (!lost) {
+        const std::string& why = listed.message();  // its first line: the rest is how to start an agent
+        ctx.console.err << "gpuctl: lost the agent (" << EscapeForTerminal(why.substr(0, why.find('\n')))
+                        << "); still watching\n"
+                        << std::flush;
+      }
+      lost = true;
+      if (auto again = ctx.ConnectAgent(); again.ok()) agent = std::move(again);
+    }
     sys::SleepFor(sys::RealClock(), *interval);
   }
 }
