@@ -226,11 +226,12 @@ Result<v1::Job> AgentClient::StopJob(const std::string& name, std::chrono::milli
   return job;
 }
 
-Result<v1::RemoveJobResponse> AgentClient::RemoveJob(const std::string& name) {
+Result<v1::RemoveJobResponse> AgentClient::RemoveJob(const std::string& name, const std::string& run_id) {
   grpc::ClientContext context;
   SetDeadline(context, call_timeout_);
   v1::RemoveJobRequest request;
   request.set_name(name);
+  request.set_run_id(run_id);
   const bool connected = Connect(context.deadline());
   v1::RemoveJobResponse response;
   grpc::Status status = stub_->RemoveJob(&context, request, &response);

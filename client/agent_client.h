@@ -51,7 +51,8 @@ class AgentClient {
   Result<v1::Job> StopJob(const std::string& name, std::chrono::milliseconds grace);
   // Removes an ended or unreadable job's record and log. kFailedPrecondition
   // for a job that may still run; kNotFound for no such job.
-  Result<v1::RemoveJobResponse> RemoveJob(const std::string& name);
+  // run_id: when not empty, only that run (a job started again is refused).
+  Result<v1::RemoveJobResponse> RemoveJob(const std::string& name, const std::string& run_id = "");
   // Dumps a running job's stacks on its host (py-spy per process; may take
   // seconds). kFailedPrecondition for a job not running.
   Result<v1::DumpJobResponse> DumpJob(const std::string& name);

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agents/train/job_end.h"
+#include "agents/train/removal_check.h"
 #include "agents/train/run_id.h"
 #include "common/event_kinds.h"
 
@@ -175,11 +176,12 @@ Result<JobRecord> JobCommands::BeginAgentStop(const std::string& name, std::chro
   return r;
 }
 
-Result<JobRecord> JobCommands::Remove(const std::string& name) {
+Result<JobRecord> JobCommands::Remove(const std::string& name, const std::string& only_run) {
   JobEntry* found = table_.Find(name);
   if (!found) return NotFound("no job named '" + name + "' (see gpuctl train list)");
   JobEntry& entry = *found;
   monitor_.Refresh(entry, 0);
+  if (Status refused = CheckRemoval(entry.record, only_run); !refused.ok()) return refused;
   if (IsActive(entry.record.state)) {
     return FailedPrecondition("job '" + name + "' may still be running (" + JobStateName(entry.record.state) +
                               "); stop it first: gpuctl train stop " + name);

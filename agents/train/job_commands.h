@@ -30,7 +30,8 @@ class JobCommands final : public JobStarter, public JobStopper {
   // is stop_escalation.h's. A queued job is cancelled.
   Result<JobRecord> BeginStop(const std::string& name, std::chrono::milliseconds grace);
   Result<JobRecord> BeginAgentStop(const std::string& name, std::chrono::milliseconds grace, AgentStop cause) override;
-  Result<JobRecord> Remove(const std::string& name);
+  // only_run: when not empty, the run that may be removed (removal_check.h).
+  Result<JobRecord> Remove(const std::string& name, const std::string& only_run = "");
 
  private:
   JobTable& table_;

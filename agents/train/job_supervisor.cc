@@ -118,9 +118,9 @@ Result<JobRecord> JobSupervisor::StopJob(const std::string& name, std::chrono::m
   return *record;
 }
 
-Result<JobRecord> JobSupervisor::RemoveJob(const std::string& name) {
+Result<JobRecord> JobSupervisor::RemoveJob(const std::string& name, const std::string& only_run) {
   Result<JobRecord> result = Stopping();
-  if (!loop_.RunOnOwner([&] { result = commands_.Remove(name); }, kCommandWait)) return Stopping();
+  if (!loop_.RunOnOwner([&] { result = commands_.Remove(name, only_run); }, kCommandWait)) return Stopping();
   return result;
 }
 

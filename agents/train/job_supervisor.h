@@ -139,7 +139,9 @@ class JobSupervisor {
   Result<JobRecord> StopJob(const std::string& name, std::chrono::milliseconds grace);
   // Deletes an ended or unreadable job's record and log. kFailedPrecondition
   // for a job that may still run.
-  Result<JobRecord> RemoveJob(const std::string& name);
+  // only_run: when not empty, only that run is removed (a job started again
+  // meanwhile is refused).
+  Result<JobRecord> RemoveJob(const std::string& name, const std::string& only_run = "");
   Result<LogSource> GetLogSource(const std::string& name);
   // A dump of a running job's stacks now (hang_watch.h's bundle), written
   // by the calling thread. kFailedPrecondition for a job not running.

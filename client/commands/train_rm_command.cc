@@ -34,9 +34,10 @@ void RunRemove(CommandContext& ctx, const std::string& name) {
   }
 }
 
-// --ended: every job ended for good with a result, as pueue's clean. A job
-// that starts again between the list and its removal is refused by the
-// agent and reported, not removed.
+// --ended: every job ended for good with a result, as pueue's clean. Each is
+// removed by its listed run: a job started again between the list and its
+// removal (even one that ended meanwhile) is refused by the agent and
+// reported, not removed.
 void RunRemoveEnded(CommandContext& ctx) {
   auto agent = ctx.ConnectAgent();
   if (!agent.ok()) return ctx.Fail(agent.status());
@@ -47,7 +48,7 @@ void RunRemoveEnded(CommandContext& ctx) {
   const bool json = ctx.global.json();
   for (const v1::Job& job : list->jobs()) {
     if (!JobRemovableAsEnded(job)) continue;
-    Result<v1::RemoveJobResponse> gone = (*agent)->RemoveJob(job.spec().name());
+    Result<v1::RemoveJobResponse> gone = (*agent)->RemoveJob(job.spec().name(), job.run_id());
     if (!gone.ok()) {
       failed.push_back({{"name", job.spec().name()}, {"error", gone.status().message()}});
       if (!json) {

@@ -98,6 +98,12 @@ std::string EventsSummary(const v1::Job& job) {
     if (!out.empty()) out += ',';
     out += kind + (count > 1 ? "(" + std::to_string(count) + ")" : "");
   }
+  // After a relaunch this run may have none: the earlier attempts' are
+  // counted, not hidden behind a "-".
+  const uint64_t this_run = static_cast<uint64_t>(job.events_size()) + job.events_dropped();
+  if (job.events_total() > this_run) {
+    out += (out.empty() ? "" : " ") + std::string("+") + std::to_string(job.events_total() - this_run) + " earlier";
+  }
   return OrDash(out);
 }
 
@@ -231,7 +237,11 @@ std::string JobToText(const v1::Job& job, int64_t now_unix_ms) {
     // The variables gpuctl set; the rest is the agent's and --env.
     std::vector<std::pair<std::string, std::string>> vars(job.run_env().begin(), job.run_env().end());
     std::sort(vars.begin(), vars.end());
-    for (const auto& [key, value] : vars) field("run env", key + "=" + value);
+    // One variable a line, the label once.
+    for (size_t i = 0; i < vars.size(); ++i) {
+      out += (i == 0 ? std::string("run env:    ") : std::string(12, ' ')) +
+             EscapeForTerminal(vars[i].first + "=" + vars[i].second) + "\n";
+    }
   }
   field("cwd", OrDash(spec.cwd()));
   field("anchors", spec.has_anchors() ? std::to_string(spec.anchors()) : "-");

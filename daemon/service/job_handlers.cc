@@ -142,8 +142,9 @@ grpc::ServerUnaryReactor* AgentService::RemoveJob(grpc::CallbackServerContext* c
                                                   const v1::RemoveJobRequest* request,
                                                   v1::RemoveJobResponse* response) {
   std::string name = request->name();
-  return OnPool(context, job_calls_, [this, response, name](grpc::ServerUnaryReactor* reactor) {
-    Result<train::JobRecord> removed = jobs_.RemoveJob(name);
+  std::string only_run = request->run_id();
+  return OnPool(context, job_calls_, [this, response, name, only_run](grpc::ServerUnaryReactor* reactor) {
+    Result<train::JobRecord> removed = jobs_.RemoveJob(name, only_run);
     if (!removed.ok()) {
       reactor->Finish(ToGrpcStatus(removed.status()));
       return;

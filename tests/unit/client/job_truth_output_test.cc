@@ -52,7 +52,7 @@ TEST(JobTruthText, WhatTheRunGotBesideWhatWasAsked) {
   EXPECT_TRUE(HasLine(text, "command:    python3 fake.py --max-anchors 1024")) << text;
   EXPECT_TRUE(HasLine(text, "run command: python3 fake.py --max-anchors 768")) << text;
   // Sorted by name, one line each.
-  EXPECT_NE(text.find("run env:    CUDA_VISIBLE_DEVICES=0\nrun env:    GPUCTL_RUN_ID=r2\n"), std::string::npos)
+  EXPECT_NE(text.find("run env:    CUDA_VISIBLE_DEVICES=0\n            GPUCTL_RUN_ID=r2\n"), std::string::npos)
       << text;
   v1::Job same = AnchoredJob();
   same.clear_run_command();
@@ -107,8 +107,16 @@ TEST(JobTruthText, EventsCountEveryAttempt) {
   const std::string text = JobToText(job, kStartedAt);
   EXPECT_TRUE(HasLine(text, "events:     3 (1 this run)")) << text;
   EXPECT_TRUE(HasLine(text, "  #1 run r1: failed, step -, alloc conf -, 2 events")) << text;
+  // The list's EVENTS column counts them too: "-" hid an earlier OOM.
+  EXPECT_EQ(JobListRow(job, kStartedAt).back(), "traceback +2 earlier");
+  job.clear_events();
+  EXPECT_EQ(JobListRow(job, kStartedAt).back(), "+3 earlier");
+  job.set_events_total(0);
+  EXPECT_EQ(JobListRow(job, kStartedAt).back(), "-");
+  job.add_events()->set_kind("traceback");
   job.set_events_total(1);
   EXPECT_TRUE(HasLine(JobToText(job, kStartedAt), "events:     1"));
+  EXPECT_EQ(JobListRow(job, kStartedAt).back(), "traceback");
 }
 
 TEST(JobTruthJson, RunCommandRunEnvLogTailAndEventsTotal) {
