@@ -36,16 +36,22 @@ class SshNodeTest : public SshdFixture {
     SshdFixture::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     // No guard (it would make memory cgroups), no mlock, no GPUs.
+    // A tmux server of its own, which TearDown ends: the agent sets it
+    // exit-empty off, so it would outlive the test with its sessions.
+    tmux_socket_ = "gpuctl-sshnode-" + std::filesystem::path(dir_.path()).filename().string();
     dir_.WriteFile("agent.json", "{\"guard\": false, \"lock_memory\": false, \"nvml_library\": \"" + dir_.path() +
-                                     "/no-nvml.so\", \"nvidia_smi\": \"" + dir_.path() + "/no-nvidia-smi\"}\n");
+                                     "/no-nvml.so\", \"nvidia_smi\": \"" + dir_.path() +
+                                     "/no-nvidia-smi\", \"tmux_socket\": \"" + tmux_socket_ + "\"}\n");
     RunResult added = Gpuctl({"node", "add", "n1", "--host", "root@127.0.0.1:" + std::to_string(port_), "--identity",
                               UserKey()});
     ASSERT_EQ(added.exit_code, 0) << added.err;
   }
   void TearDown() override {
     StopBootstrappedAgent();
+    if (!tmux_socket_.empty()) RunProgram({"tmux", "-L", tmux_socket_, "kill-server"}, {}, std::chrono::seconds(10));
     SshdFixture::TearDown();
   }
+  std::string tmux_socket_;
   // The bootstrapped agent is detached from us: stop it by its pidfile.
   void StopBootstrappedAgent() const {
     std::string pid_text = ReadText(Prefix() + "/run/gpuctld.pid");
