@@ -26,6 +26,7 @@
 #include "gpuctl/v1/agent.grpc.pb.h"
 #include "tests/fakes/temp_dir.h"
 #include "tests/unit/client/cli_run.h"
+#include "tests/unit/client/completion_run.h"
 
 namespace gpuctl::client {
 namespace {
@@ -278,33 +279,19 @@ TEST(FleetJson, RowsOfReachedNodesSayReached) {
   EXPECT_EQ(nlohmann::json::parse(line)["reached"], false) << line;
 }
 
-// The bash script, run for real (see global_flags_test.cc's Complete).
-std::string CompleteWords(const std::string& script, const std::string& words, int cword) {
-  testing::TempDir dir;
-  std::string path = dir.path() + "/completion.bash";
-  std::ofstream(path) << script;
-  std::string command = "bash -c 'source " + path + "; COMP_WORDS=(" + words + "); COMP_CWORD=" +
-                        std::to_string(cword) + "; _gpuctl; echo \"${COMPREPLY[*]}\"'";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (size_t n = std::fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
-  ::pclose(pipe);
-  return out;
-}
 
 TEST(Completion, OffersOutputFormatsStatesAndTheNewCommands) {
   CliRun r = RunGpuctl({"completion", "bash"});
   ASSERT_EQ(r.code, kExitOk);
-  EXPECT_EQ(CompleteWords(r.out, "gpuctl -o ''", 2), "text json\n");
-  EXPECT_EQ(CompleteWords(r.out, "gpuctl train list --output j", 4), "json\n");
-  EXPECT_EQ(CompleteWords(r.out, "gpuctl train list --state ru", 4), "running\n");
-  EXPECT_EQ(CompleteWords(r.out, "gpuctl train w", 2), "wait\n");
-  EXPECT_EQ(CompleteWords(r.out, "gpuctl train rm --e", 3), "--ended\n");
-  EXPECT_EQ(CompleteWords(r.out, "gpuctl events --k", 2), "--kind\n");
+  EXPECT_EQ(RunBashCompletion(r.out, "gpuctl -o ''", 2), "text json\n");
+  EXPECT_EQ(RunBashCompletion(r.out, "gpuctl train list --output j", 4), "json\n");
+  EXPECT_EQ(RunBashCompletion(r.out, "gpuctl train list --state ru", 4), "running\n");
+  EXPECT_EQ(RunBashCompletion(r.out, "gpuctl train w", 2), "wait\n");
+  EXPECT_EQ(RunBashCompletion(r.out, "gpuctl train rm --e", 3), "--ended\n");
+  EXPECT_EQ(RunBashCompletion(r.out, "gpuctl events --k", 2), "--kind\n");
   EXPECT_EQ(r.out.find("__complete\""), std::string::npos);  // hidden: not offered as a command
   // No agent answers (a gpuctl that is not there): nothing, and no hang.
-  EXPECT_EQ(CompleteWords(r.out, "/nonexistent/gpuctl train logs ''", 3), "\n");
+  EXPECT_EQ(RunBashCompletion(r.out, "/nonexistent/gpuctl train logs ''", 3), "\n");
 }
 
 }  // namespace

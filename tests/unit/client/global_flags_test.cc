@@ -10,6 +10,7 @@
 #include "client/cli.h"
 #include "client/exit_codes.h"
 #include "tests/unit/client/cli_run.h"
+#include "tests/unit/client/completion_run.h"
 #include "tests/fakes/temp_dir.h"
 
 namespace gpuctl::client {
@@ -60,35 +61,21 @@ TEST(FlagRangesTest, OutOfRangeNumbersAreUsageErrors) {
   }
 }
 
-// Runs the bash script for real: COMP_WORDS as bash would fill them.
-std::string Complete(const std::string& script, const std::string& words, int cword) {
-  testing::TempDir dir;
-  std::string path = dir.path() + "/completion.bash";
-  std::ofstream(path) << script;
-  std::string command = "bash -c 'source " + path + "; COMP_WORDS=(" + words + "); COMP_CWORD=" +
-                        std::to_string(cword) + "; _gpuctl; echo \"${COMPREPLY[*]}\"'";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (size_t n = std::fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
-  ::pclose(pipe);
-  return out;
-}
 
 TEST(CompletionTest, BashOffersSubcommandsAndFlagsOfThePathTyped) {
   CliRun r = RunGpuctl({"completion", "bash"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   ASSERT_NE(r.out.find("complete -o default -F _gpuctl gpuctl"), std::string::npos);
-  EXPECT_EQ(Complete(r.out, "gpuctl tr", 1), "train\n");
-  std::string train = Complete(r.out, "gpuctl train ''", 2);
+  EXPECT_EQ(RunBashCompletion(r.out, "gpuctl tr", 1), "train\n");
+  std::string train = RunBashCompletion(r.out, "gpuctl train ''", 2);
   for (const char* word : {"start", "logs", "status", "stop", "list"}) {
     EXPECT_NE(train.find(word), std::string::npos) << word << " in " << train;
   }
-  EXPECT_EQ(Complete(r.out, "gpuctl train start --an", 3), "--anchors --anchors-flag\n");
-  EXPECT_EQ(Complete(r.out, "gpuctl train start --all", 3), "--alloc-conf\n");
+  EXPECT_EQ(RunBashCompletion(r.out, "gpuctl train start --an", 3), "--anchors --anchors-flag\n");
+  EXPECT_EQ(RunBashCompletion(r.out, "gpuctl train start --all", 3), "--alloc-conf\n");
   // Global flags after a subcommand, and nothing after --.
-  EXPECT_NE(Complete(r.out, "gpuctl node bootstrap n1 --acc", 4).find("--accept-new-host-key"), std::string::npos);
-  EXPECT_EQ(Complete(r.out, "gpuctl train start -- python --an", 5), "\n");
+  EXPECT_NE(RunBashCompletion(r.out, "gpuctl node bootstrap n1 --acc", 4).find("--accept-new-host-key"), std::string::npos);
+  EXPECT_EQ(RunBashCompletion(r.out, "gpuctl train start -- python --an", 5), "\n");
 }
 
 TEST(CompletionTest, ZshUsesTheSameTable) {

@@ -20,17 +20,13 @@
 #include <vector>
 
 #include "client/output/job_text.h"
+#include "tests/support/readme_code.h"
 #include "tests/unit/client/cli_run.h"
 
 namespace gpuctl::client {
 namespace {
 
-std::string ReadSourceFile(const std::string& relative) {
-  std::ifstream in(std::string(GPUCTL_SOURCE_DIR) + "/" + relative);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using test_support::ReadSourceFile;
 
 // One --help page, as CLI11 prints it: the flags of its "Options:" section
 // (long and short names) and the names in its "Subcommands:" section.
@@ -178,45 +174,11 @@ void AddCommands(const std::string& text, int line, std::vector<ReadmeCommand>& 
 
 std::vector<ReadmeCommand> ReadmeCommands(const std::string& readme) {
   std::vector<ReadmeCommand> commands;
-  std::istringstream lines(readme);
-  bool in_block = false;
-  bool shell_block = false;
-  std::string joined;
-  int joined_from = 0;
-  int number = 0;
-  std::string prose;  // the text outside code blocks; a block's lines left empty
-  for (std::string line; std::getline(lines, line);) {
-    ++number;
-    if (line.rfind("```", 0) == 0) {
-      in_block = !in_block;
-      shell_block = in_block && (line == "```sh" || line == "```bash" || line == "```console");
-      prose += "\n";
-      continue;
-    }
-    if (!in_block) {
-      prose += line + "\n";
-      continue;
-    }
-    prose += "\n";
-    // A block of output shows its commands after a "$ " prompt.
-    const bool prompted = line.rfind("$ ", 0) == 0;
-    if (!shell_block && !prompted && joined.empty()) continue;
-    if (joined.empty()) joined_from = number;
-    std::string text = prompted ? line.substr(2) : line;
-    if (!text.empty() && text.back() == '\\') {
-      joined += text.substr(0, text.size() - 1) + " ";
-      continue;
-    }
-    AddCommands(joined + text, joined_from, commands);
-    joined.clear();
-  }
-  static const std::regex inline_code("`([^`]+)`");
-  for (std::sregex_iterator it(prose.begin(), prose.end(), inline_code), end; it != end; ++it) {
-    std::string code = (*it)[1].str();
-    if (code.rfind("gpuctl ", 0) != 0) continue;
-    std::replace(code.begin(), code.end(), '\n', ' ');
-    const auto before = prose.begin() + (*it).position(0);
-    AddCommands(code, 1 + static_cast<int>(std::count(prose.begin(), before, '\n')), commands);
+  for (const test_support::ReadmeCode& code : test_support::ReadmeCodeLines(readme)) {
+    // In prose, only a span that is a gpuctl command (`tmux -L gpuctl
+    // kill-server` names a socket).
+    if (code.inline_span && code.text.rfind("gpuctl ", 0) != 0) continue;
+    AddCommands(code.text, code.line, commands);
   }
   return commands;
 }
@@ -247,6 +209,9 @@ std::vector<std::string> UnknownCommandWords(const HelpTree& tree, const std::ve
         known.insert(tree.at(path).flags.begin(), tree.at(path).flags.end());
         continue;
       }
+      // A hidden command (gpuctl __complete, for the completion script) has
+      // no help page to hold it to.
+      if (word.rfind("__", 0) == 0) break;
       const std::string where = "README line " + std::to_string(command.line) + ": 'gpuctl " + path + "' ";
       if (!IsFlag(word)) {
         // Where a subcommand must come, a word is one (placeholders such as
@@ -301,19 +266,6 @@ TEST(ReadmeHelpTruth, EveryGpuctlLineInTheReadmeUsesCommandsAndFlagsThatExist) {
   for (const std::string& wrong : UnknownCommandWords(Help(), commands)) ADD_FAILURE() << wrong;
 }
 
-// Whether the README names this flag: as a word of its own, not as the
-// start of a longer one (--node in --nodes).
-bool ReadmeMentions(const std::string& readme, const std::string& flag) {
-  static const std::string kFlagEnd = " `=,.;:)]|\n";
-  static const std::string kFlagStart = " `([|\n";
-  for (size_t at = readme.find(flag); at != std::string::npos; at = readme.find(flag, at + 1)) {
-    const size_t after = at + flag.size();
-    const bool starts = at == 0 || kFlagStart.find(readme[at - 1]) != std::string::npos;
-    if (starts && (after >= readme.size() || kFlagEnd.find(readme[after]) != std::string::npos)) return true;
-  }
-  return false;
-}
-
 TEST(ReadmeHelpTruth, EveryCommandAndFlagTheHelpShowsIsInTheReadme) {
   const std::string readme = ReadSourceFile("README.md");
   std::set<std::string> reached;
@@ -325,8 +277,9 @@ TEST(ReadmeHelpTruth, EveryCommandAndFlagTheHelpShowsIsInTheReadme) {
     for (const std::set<std::string>& names : page.flag_names) {
       if (names.count("--help") || names.count("--version")) continue;
       // A flag with a short name may be shown by either (-f, --follow).
-      const bool mentioned = std::any_of(names.begin(), names.end(),
-                                         [&](const std::string& name) { return ReadmeMentions(readme, name); });
+      const bool mentioned = std::any_of(names.begin(), names.end(), [&](const std::string& name) {
+        return test_support::MentionsFlag(readme, name);
+      });
       EXPECT_TRUE(mentioned) << "'gpuctl " << path << " --help' shows " << *names.begin()
                              << ", which the README never mentions";
     }

@@ -13,16 +13,12 @@
 #include <vector>
 
 #include "daemon/config/flags.h"
+#include "tests/support/readme_code.h"
 
 namespace gpuctl::daemon {
 namespace {
 
-std::string ReadReadme() {
-  std::ifstream in(std::string(GPUCTL_SOURCE_DIR) + "/README.md");
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string ReadReadme() { return test_support::ReadSourceFile("README.md"); }
 
 std::set<std::string> GpuctldFlags() {
   const char* argv[] = {"gpuctld", "--help"};
@@ -71,39 +67,9 @@ void CollectGpuctldFlags(const std::string& text, int line, std::vector<std::pai
 
 std::vector<std::pair<int, std::string>> ReadmeGpuctldFlags(const std::string& readme) {
   std::vector<std::pair<int, std::string>> used;
-  std::istringstream lines(readme);
-  bool in_block = false;
-  std::string prose;
-  std::string joined;
-  int joined_from = 0;
-  int number = 0;
-  for (std::string line; std::getline(lines, line);) {
-    ++number;
-    if (line.rfind("```", 0) == 0) {
-      in_block = !in_block;
-      prose += "\n";
-      continue;
-    }
-    if (!in_block) {
-      prose += line + "\n";
-      continue;
-    }
-    prose += "\n";
-    if (joined.empty()) joined_from = number;
-    if (!line.empty() && line.back() == '\\') {
-      joined += line.substr(0, line.size() - 1) + " ";
-      continue;
-    }
-    CollectGpuctldFlags(joined + line, joined_from, used);
-    joined.clear();
-  }
-  static const std::regex inline_code("`([^`]+)`");
-  for (std::sregex_iterator it(prose.begin(), prose.end(), inline_code), end; it != end; ++it) {
-    std::string code = (*it)[1].str();
-    if (code.rfind("gpuctld ", 0) != 0) continue;
-    std::replace(code.begin(), code.end(), '\n', ' ');
-    const int line = 1 + static_cast<int>(std::count(prose.begin(), prose.begin() + (*it).position(0), '\n'));
-    CollectGpuctldFlags(code, line, used);
+  for (const test_support::ReadmeCode& code : test_support::ReadmeCodeLines(readme)) {
+    if (code.inline_span && code.text.rfind("gpuctld ", 0) != 0) continue;  // prose naming gpuctld
+    CollectGpuctldFlags(code.text, code.line, used);
   }
   return used;
 }
@@ -137,11 +103,7 @@ TEST(GpuctldReadmeTruth, EveryFlagTheHelpShowsIsInTheReadme) {
   const std::string readme = ReadReadme();
   for (const std::string& flag : GpuctldFlags()) {
     if (flag.rfind("--", 0) != 0 || flag == "--help" || flag == "--version") continue;
-    bool found = false;
-    for (size_t at = readme.find(flag); at != std::string::npos && !found; at = readme.find(flag, at + 1)) {
-      const size_t after = at + flag.size();
-      found = after >= readme.size() || std::string(" `=,.;:)]|\n").find(readme[after]) != std::string::npos;
-    }
+    const bool found = test_support::MentionsFlag(readme, flag);
     EXPECT_TRUE(found) << "'gpuctld --help' shows " << flag << ", which the README never mentions";
   }
 }
