@@ -27,6 +27,7 @@
 #include "tests/fakes/temp_dir.h"
 #include "tests/unit/client/cli_run.h"
 #include "tests/unit/client/completion_run.h"
+#include "tests/unit/client/in_process_agent.h"
 
 namespace gpuctl::client {
 namespace {
@@ -61,37 +62,8 @@ class ScriptedJobAgent final : public v1::Agent::Service {
   size_t calls_ = 0;
 };
 
-class ScriptedAgentServer {
- public:
-  ScriptedAgentServer(const std::string& address, ScriptedJobAgent& service) {
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort(address, grpc::InsecureServerCredentials());
-    builder.RegisterService(&service);
-    server_ = builder.BuildAndStart();
-  }
-  ~ScriptedAgentServer() { Stop(); }
-  void Stop() {
-    if (!server_) return;
-    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(100));
-    server_->Wait();
-    server_.reset();
-  }
+using ScriptedAgentServer = InProcessAgentServer;
 
- private:
-  std::unique_ptr<grpc::Server> server_;
-};
-
-CliRun GpuctlAt(const std::string& address, std::vector<std::string> args) {
-  args.insert(args.begin(), {"--agent", address});
-  std::ostringstream out;
-  std::ostringstream err;
-  Console console{out, err, false};
-  CliRun run;
-  run.code = RunCli(args, console, "");
-  run.out = out.str();
-  run.err = err.str();
-  return run;
-}
 
 TEST(TrainWait, WaitsThroughAPendingRelaunchAndExitsWithTheJobsResult) {
   testing::TempDir dir;
@@ -102,7 +74,7 @@ TEST(TrainWait, WaitsThroughAPendingRelaunchAndExitsWithTheJobsResult) {
   done.set_exit_code(0);
   ScriptedJobAgent agent({WaitedJob(v1::JOB_STATE_RUNNING), oomed, WaitedJob(v1::JOB_STATE_STARTING), done});
   ScriptedAgentServer server(address, agent);
-  CliRun r = GpuctlAt(address, {"train", "wait", "w"});
+  CliRun r = RunGpuctlAt(address, {"train", "wait", "w"});
   EXPECT_EQ(r.code, kExitOk) << r.err;
   EXPECT_EQ(agent.calls(), 4u);
   EXPECT_EQ(r.out, "job w: succeeded (exit 0)\n");
@@ -116,15 +88,15 @@ TEST(TrainWait, AFailedJobIsExit1AndJsonIsTheJob) {
   failed.set_state_reason("exited 3");
   ScriptedJobAgent agent({failed});
   ScriptedAgentServer server(address, agent);
-  CliRun text = GpuctlAt(address, {"train", "wait", "w"});
+  CliRun text = RunGpuctlAt(address, {"train", "wait", "w"});
   EXPECT_EQ(text.code, kExitFailure);
   EXPECT_EQ(text.out, "job w: failed (exit 3) (exited 3)\n");
-  CliRun json = GpuctlAt(address, {"-o", "json", "train", "wait", "w"});
+  CliRun json = RunGpuctlAt(address, {"-o", "json", "train", "wait", "w"});
   EXPECT_EQ(json.code, kExitFailure);
   nlohmann::json job = nlohmann::json::parse(json.out);
   EXPECT_EQ(job["name"], "w");
   EXPECT_EQ(job["state"], "failed");
-  EXPECT_EQ(GpuctlAt(address, {"train", "wait", "other"}).code, kExitFailure);  // no such job
+  EXPECT_EQ(RunGpuctlAt(address, {"train", "wait", "other"}).code, kExitFailure);  // no such job
 }
 
 TEST(TrainWait, TimeoutIs124WhileTheJobRuns) {
@@ -132,11 +104,11 @@ TEST(TrainWait, TimeoutIs124WhileTheJobRuns) {
   std::string address = "unix:" + dir.path() + "/agent.sock";
   ScriptedJobAgent agent({WaitedJob(v1::JOB_STATE_RUNNING)});
   ScriptedAgentServer server(address, agent);
-  CliRun r = GpuctlAt(address, {"train", "wait", "w", "--timeout", "300ms"});
+  CliRun r = RunGpuctlAt(address, {"train", "wait", "w", "--timeout", "300ms"});
   EXPECT_EQ(r.code, kExitTimedOut) << r.err;
   EXPECT_NE(r.err.find("has not ended after --timeout 300ms (running)"), std::string::npos) << r.err;
-  EXPECT_EQ(GpuctlAt(address, {"train", "wait", "w", "--timeout", "soon"}).code, kExitUsage);
-  EXPECT_EQ(GpuctlAt(address, {"train", "wait", "bad/name"}).code, kExitUsage);
+  EXPECT_EQ(RunGpuctlAt(address, {"train", "wait", "w", "--timeout", "soon"}).code, kExitUsage);
+  EXPECT_EQ(RunGpuctlAt(address, {"train", "wait", "bad/name"}).code, kExitUsage);
 }
 
 TEST(TrainWait, AnAgentThatRestartsIsWaitedFor) {
@@ -157,7 +129,7 @@ TEST(TrainWait, AnAgentThatRestartsIsWaitedFor) {
     second = std::make_unique<ScriptedAgentServer>(address, after);
     restarted = true;
   });
-  CliRun r = GpuctlAt(address, {"train", "wait", "w"});
+  CliRun r = RunGpuctlAt(address, {"train", "wait", "w"});
   restart.join();
   EXPECT_TRUE(restarted);
   EXPECT_EQ(r.code, kExitOk) << r.err;

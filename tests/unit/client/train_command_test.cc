@@ -18,6 +18,7 @@
 #include "gpuctl/v1/agent.grpc.pb.h"
 #include "tests/fakes/temp_dir.h"
 #include "tests/unit/client/cli_run.h"
+#include "tests/unit/client/in_process_agent.h"
 
 namespace gpuctl::client {
 namespace {
@@ -100,42 +101,13 @@ class FakeAgent final : public v1::Agent::Service {
   std::vector<v1::StreamLogsRequest> streams;
 };
 
-class FakeAgentServer {
- public:
-  FakeAgentServer(const std::string& address, FakeAgent& service) {
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort(address, grpc::InsecureServerCredentials());
-    builder.RegisterService(&service);
-    server_ = builder.BuildAndStart();
-  }
-  ~FakeAgentServer() { Stop(); }
-  bool started() const { return server_ != nullptr; }
-  void Stop() {
-    if (!server_) return;
-    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(100));
-    server_->Wait();
-    server_.reset();
-  }
-
- private:
-  std::unique_ptr<grpc::Server> server_;
-};
+using FakeAgentServer = InProcessAgentServer;
 
 class TrainCommandTest : public ::testing::Test {
  protected:
   TrainCommandTest() : address_("unix:" + dir_.path() + "/agent.sock"), server_(address_, agent_) {}
 
-  CliRun Gpuctl(std::vector<std::string> args) {
-    args.insert(args.begin(), {"--agent", address_});
-    std::ostringstream out;
-    std::ostringstream err;
-    Console console{out, err, false};
-    CliRun run;
-    run.code = RunCli(args, console, "");
-    run.out = out.str();
-    run.err = err.str();
-    return run;
-  }
+  CliRun Gpuctl(std::vector<std::string> args) { return RunGpuctlAt(address_, std::move(args)); }
 
   testing::TempDir dir_;
   std::string address_;
