@@ -152,6 +152,8 @@ json JobToJson(const v1::Job& job, int64_t now_unix_ms) {
       {"pid", job.pid()},
       {"pgid", job.pgid()},
       {"tmux_session", job.tmux_session()},
+      {"tmux_socket", job.tmux_socket()},
+      {"relaunch_pending", job.relaunch_pending()},
       {"anchors", spec.has_anchors() ? json(spec.anchors()) : json(nullptr)},
       {"anchors_flag", spec.anchors_flag()},
       {"alloc_conf", spec.alloc_conf()},

@@ -131,6 +131,11 @@ TEST(JobTruthJson, RunCommandRunEnvLogTailAndEventsTotal) {
   EXPECT_EQ(j["log_tail"], nlohmann::json({"last line"}));
   EXPECT_EQ(j["events_total"], 5);
   EXPECT_EQ(j["attempts"][0]["events"], 4);
+  EXPECT_EQ(j["relaunch_pending"], false);
+  job.set_relaunch_pending(true);
+  job.set_tmux_socket("gpuctl-4f2a9c1e");
+  EXPECT_EQ(JobToJson(job, kStartedAt)["relaunch_pending"], true) << "a script can tell it has not ended for good";
+  EXPECT_EQ(JobToJson(job, kStartedAt)["tmux_socket"], "gpuctl-4f2a9c1e");
   nlohmann::json bare = JobToJson(v1::Job(), kStartedAt);
   EXPECT_EQ(bare["run_command"], nlohmann::json::array());
   EXPECT_EQ(bare["run_env"], nlohmann::json::object());
