@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace gpuctl::test_support {
+namespace gpuctl::readme_code {
 
 struct ReadmeCode {
   int line = 0;
@@ -85,4 +85,4 @@ inline bool MentionsFlag(const std::string& readme, const std::string& flag) {
   return false;
 }
 
-}  // namespace gpuctl::test_support
+}  // namespace gpuctl::readme_code

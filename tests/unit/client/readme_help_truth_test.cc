@@ -26,7 +26,7 @@
 namespace gpuctl::client {
 namespace {
 
-using test_support::ReadSourceFile;
+using readme_code::ReadSourceFile;
 
 // One --help page, as CLI11 prints it: the flags of its "Options:" section
 // (long and short names) and the names in its "Subcommands:" section.
@@ -44,7 +44,7 @@ HelpPage ReadHelpPage(const std::vector<std::string>& path) {
   CliRun run = RunGpuctl(args);
   HelpPage page;
   page.text = run.out;
-  EXPECT_EQ(run.code, 0) << "gpuctl --help of '" << testing::PrintToString(path) << "': " << run.err;
+  EXPECT_EQ(run.code, 0) << "gpuctl --help of '" << ::testing::PrintToString(path) << "': " << run.err;
   static const std::regex option_line(R"(^  (--?[A-Za-z0-9][-A-Za-z0-9,]*)(\s|$)( ?[A-Z])?)");
   static const std::regex subcommand_line(R"(^  ([a-z][-a-z0-9]*)(\s|$))");
   std::istringstream lines(run.out);
@@ -174,7 +174,7 @@ void AddCommands(const std::string& text, int line, std::vector<ReadmeCommand>& 
 
 std::vector<ReadmeCommand> ReadmeCommands(const std::string& readme) {
   std::vector<ReadmeCommand> commands;
-  for (const test_support::ReadmeCode& code : test_support::ReadmeCodeLines(readme)) {
+  for (const readme_code::ReadmeCode& code : readme_code::ReadmeCodeLines(readme)) {
     // In prose, only a span that is a gpuctl command (`tmux -L gpuctl
     // kill-server` names a socket).
     if (code.inline_span && code.text.rfind("gpuctl ", 0) != 0) continue;
@@ -243,7 +243,7 @@ TEST(ReadmeHelpTruth, AFlagOrCommandTheProgramLacksIsFound) {
       "Then `gpuctl train list --state running --watch` and `gpuctl -o json train\nstauts a`.\n";
   std::set<std::string> reached;
   const std::vector<std::string> wrong = UnknownCommandWords(Help(), ReadmeCommands(readme), &reached);
-  ASSERT_EQ(wrong.size(), 2u) << testing::PrintToString(wrong);
+  ASSERT_EQ(wrong.size(), 2u) << ::testing::PrintToString(wrong);
   EXPECT_EQ(wrong[0], "README line 3: 'gpuctl train logs' has no flag --tial");
   EXPECT_EQ(wrong[1], "README line 5: 'gpuctl train' has no subcommand stauts") << "a misspelt command is said too";
   EXPECT_EQ(reached, (std::set<std::string>{"train", "train start", "train logs", "train list"}));
@@ -278,7 +278,7 @@ TEST(ReadmeHelpTruth, EveryCommandAndFlagTheHelpShowsIsInTheReadme) {
       if (names.count("--help") || names.count("--version")) continue;
       // A flag with a short name may be shown by either (-f, --follow).
       const bool mentioned = std::any_of(names.begin(), names.end(), [&](const std::string& name) {
-        return test_support::MentionsFlag(readme, name);
+        return readme_code::MentionsFlag(readme, name);
       });
       EXPECT_TRUE(mentioned) << "'gpuctl " << path << " --help' shows " << *names.begin()
                              << ", which the README never mentions";

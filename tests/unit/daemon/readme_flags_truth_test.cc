@@ -18,7 +18,7 @@
 namespace gpuctl::daemon {
 namespace {
 
-std::string ReadReadme() { return test_support::ReadSourceFile("README.md"); }
+std::string ReadReadme() { return readme_code::ReadSourceFile("README.md"); }
 
 std::set<std::string> GpuctldFlags() {
   const char* argv[] = {"gpuctld", "--help"};
@@ -67,7 +67,7 @@ void CollectGpuctldFlags(const std::string& text, int line, std::vector<std::pai
 
 std::vector<std::pair<int, std::string>> ReadmeGpuctldFlags(const std::string& readme) {
   std::vector<std::pair<int, std::string>> used;
-  for (const test_support::ReadmeCode& code : test_support::ReadmeCodeLines(readme)) {
+  for (const readme_code::ReadmeCode& code : readme_code::ReadmeCodeLines(readme)) {
     if (code.inline_span && code.text.rfind("gpuctld ", 0) != 0) continue;  // prose naming gpuctld
     CollectGpuctldFlags(code.text, code.line, used);
   }
@@ -103,7 +103,7 @@ TEST(GpuctldReadmeTruth, EveryFlagTheHelpShowsIsInTheReadme) {
   const std::string readme = ReadReadme();
   for (const std::string& flag : GpuctldFlags()) {
     if (flag.rfind("--", 0) != 0 || flag == "--help" || flag == "--version") continue;
-    const bool found = test_support::MentionsFlag(readme, flag);
+    const bool found = readme_code::MentionsFlag(readme, flag);
     EXPECT_TRUE(found) << "'gpuctld --help' shows " << flag << ", which the README never mentions";
   }
 }
