@@ -52,7 +52,7 @@ std::string QuotedCommand(const google::protobuf::RepeatedPtrField<std::string>&
 
 // The first line of a message, at most 160 bytes, cut where a character
 // starts (the line is escaped for the terminal after).
-std::string OneLine(const std::string& message) {
+std::string FirstLineCut(const std::string& message) {
   std::string line = message.substr(0, message.find('\n'));
   if (line.size() > 160) {
     size_t cut = 157;
@@ -131,7 +131,7 @@ std::string JobEventToText(const v1::JobEvent& e) {
   std::string line = e.kind() + " at offset " + std::to_string(e.offset());
   std::string joined;
   for (const std::string& d : details) joined += (joined.empty() ? "" : ", ") + d;
-  if (with_message && !e.message().empty()) joined += (joined.empty() ? "" : ": ") + OneLine(e.message());
+  if (with_message && !e.message().empty()) joined += (joined.empty() ? "" : ": ") + FirstLineCut(e.message());
   // Kind, message, exception type, signal name and NCCL code all come from
   // the job's output.
   return EscapeForTerminal(joined.empty() ? line : line + ": " + joined);
