@@ -23,6 +23,23 @@ std::string TreeId(const CompileTree& tree) {
   return std::to_string(tree.root_pid) + ":" + std::to_string(tree.root_start_ticks);
 }
 
+// A tree's pause group, "compile-PID-START" below the build's cgroup, and back.
+constexpr std::string_view kGroupPrefix = "compile-";
+std::string PauseGroup(const std::string& cgroup, const std::string& tree_id) {
+  std::string name = tree_id;
+  std::replace(name.begin(), name.end(), ':', '-');
+  return cgroup + "/" + std::string(kGroupPrefix) + name;
+}
+std::optional<std::string> TreeIdOfGroup(const std::string& group) {
+  const std::string name = group.substr(group.rfind('/') + 1);
+  if (!name.starts_with(kGroupPrefix)) return std::nullopt;
+  std::string id = name.substr(kGroupPrefix.size());
+  const size_t dash = id.find('-');
+  if (dash == std::string::npos) return std::nullopt;
+  id[dash] = ':';
+  return id;
+}
+
 std::vector<std::string> SplitNul(const std::string& text) {
   std::vector<std::string> args;
   size_t start = 0;
@@ -91,7 +108,7 @@ void BuildWatch::Stop() {
   if (thread_.joinable()) thread_.join();
   // Nothing stays frozen behind a stopped agent.
   for (auto& [run_id, run] : runs_) {
-    for (const std::string& id : run.paused) SignalTree(run, id, SIGCONT);
+    for (const std::string& id : run.paused) ResumeTree(run, id);
     run.paused.clear();
   }
   SaveHistory(true);
@@ -115,6 +132,7 @@ void BuildWatch::Tick() {
       run.stats.budget_bytes = config.budget_bytes;
       run.stats.headroom_bytes = config.headroom_bytes;
       run.last_tick = clock_.SteadyNow();
+      run.freezer = cgroups_.version() == sys::CgroupVersion::kV2;
     }
     if (!run.failed) Govern(run);
   }
@@ -155,8 +173,9 @@ CompileCommand BuildWatch::ReadCommand(int64_t pid) const {
 
 std::optional<std::vector<TreeSample>> BuildWatch::Sample(Run& run, uint64_t& other_bytes) {
   std::vector<TreeSample> samples;
-  auto pids = cgroups_.Processes(run.job.cgroup);
+  auto pids = cgroups_.Processes(run.job.cgroup);  // the pause groups' included
   if (!pids.ok()) return std::nullopt;
+  const std::set<int64_t> frozen = ReadPauseGroups(run);
   std::vector<sys::ProcStat> processes;
   for (int64_t pid : *pids) {
     auto text = fs_.ReadFile("proc/" + std::to_string(pid) + "/stat");
@@ -179,10 +198,13 @@ std::optional<std::vector<TreeSample>> BuildWatch::Sample(Run& run, uint64_t& ot
     }
     commands[id] = command;
     run.members[id] = tree.pids;
-    run.running[id] = tree.running;
+    // A frozen member is stopped as surely as one in state T.
+    std::vector<int64_t>& running = run.running[id] = tree.running;
+    std::erase_if(running, [&](int64_t pid) { return frozen.count(pid) != 0; });
+    const bool stopped = tree.stopped || running.empty();
     in_trees += tree.rss_bytes;
     TreeSample sample{.id = id, .program = tree.program, .source = command.source, .archs = command.archs,
-                      .threads = command.threads, .rss_bytes = tree.rss_bytes, .stopped = tree.stopped,
+                      .threads = command.threads, .rss_bytes = tree.rss_bytes, .stopped = stopped,
                       .device_compiles_done = std::nullopt, .busy = tree.busy};
     if (tree.program == "nvcc") {
       // A cicc seen before and gone now has ended: one arch's peak is over.
@@ -213,6 +235,55 @@ void BuildWatch::SignalTree(const Run& run, const std::string& id, int sig) {
   for (int64_t pid : members->second) (void)processes_.Signal(pid, sig);
 }
 
+std::set<int64_t> BuildWatch::ReadPauseGroups(Run& run) {
+  std::set<int64_t> frozen;
+  if (cgroups_.version() != sys::CgroupVersion::kV2) return frozen;
+  auto children = cgroups_.Children(run.job.cgroup);
+  if (!children.ok()) return frozen;
+  for (const std::string& group : *children) {
+    std::optional<std::string> id = TreeIdOfGroup(group);
+    if (!id) continue;  // not ours: the build made it
+    auto pids = cgroups_.Processes(group);
+    if (!pids.ok()) continue;
+    if (pids->empty()) {  // its compile ended
+      (void)cgroups_.RemoveCgroup(group);
+      run.groups.erase(*id);
+      continue;
+    }
+    run.groups.insert(*id);  // an earlier agent's, too: thawed when it may run
+    if (cgroups_.Frozen(group).value_or(false)) frozen.insert(pids->begin(), pids->end());
+  }
+  return frozen;
+}
+
+bool BuildWatch::FreezeTree(Run& run, const std::string& id, const std::vector<int64_t>& pids) {
+  const std::string group = PauseGroup(run.job.cgroup, id);
+  Status made = cgroups_.CreateSubgroup(group);
+  if (made.ok() || made.code() == ErrorCode::kAlreadyExists) {
+    run.groups.insert(id);
+    // A member gone meanwhile has nothing left to pause.
+    for (int64_t pid : pids) (void)cgroups_.AddProcess(group, pid);
+    made = cgroups_.SetFrozen(group, true);
+    if (made.ok()) return true;
+  }
+  spdlog::warn("build '{}': cannot freeze compile {} ({}); pausing its compiles with SIGSTOP instead", run.job.name,
+               id, made.message());
+  run.freezer = false;
+  return false;
+}
+
+void BuildWatch::PauseTree(Run& run, const std::string& id, const std::vector<int64_t>& pids) {
+  if (pids.empty()) return;
+  if (run.freezer && FreezeTree(run, id, pids)) return;
+  for (int64_t pid : pids) (void)processes_.Signal(pid, SIGSTOP);
+}
+
+void BuildWatch::ResumeTree(Run& run, const std::string& id) {
+  if (run.groups.count(id) != 0) (void)cgroups_.SetFrozen(PauseGroup(run.job.cgroup, id), false);
+  // Also what SIGSTOP stopped: this agent's fallback, or an earlier agent's.
+  SignalTree(run, id, SIGCONT);
+}
+
 void BuildWatch::ApplyDecision(Run& run, const std::vector<TreeSample>& samples, const GovernorDecision& decision) {
   for (const std::string& id : decision.pause) run.paused.insert(id);
   // Trees found stopped (an earlier agent paused them) that stay paused are
@@ -223,14 +294,13 @@ void BuildWatch::ApplyDecision(Run& run, const std::vector<TreeSample>& samples,
   }
   for (const std::string& id : decision.resume) {
     run.paused.erase(id);
-    SignalTree(run, id, SIGCONT);
+    ResumeTree(run, id);
   }
   // Every tick, not only at the pause: a child the root forked just before
-  // its SIGSTOP would otherwise run on. Only what is not stopped yet.
+  // its SIGSTOP, or outside its pause group, would otherwise run on. Only
+  // what is not stopped yet.
   std::erase_if(run.paused, [&](const std::string& id) { return run.members.count(id) == 0; });
-  for (const std::string& id : run.paused) {
-    for (int64_t pid : run.running[id]) (void)processes_.Signal(pid, SIGSTOP);
-  }
+  for (const std::string& id : run.paused) PauseTree(run, id, run.running[id]);
 
 }
 
@@ -333,7 +403,7 @@ void BuildWatch::PauseAllButOldest(Run& run, const std::vector<TreeSample>& samp
   for (const TreeSample& sample : samples) {
     if (&sample == oldest || sample.stopped || run.paused.count(sample.id) != 0) continue;
     run.paused.insert(sample.id);
-    for (int64_t pid : run.running[sample.id]) (void)processes_.Signal(pid, SIGSTOP);
+    PauseTree(run, sample.id, run.running[sample.id]);
     ++paused;
   }
   if (paused > 0) {
@@ -344,7 +414,7 @@ void BuildWatch::PauseAllButOldest(Run& run, const std::vector<TreeSample>& samp
 }
 
 void BuildWatch::Finish(Run& run, BuildOutcome outcome) {
-  for (const std::string& id : run.paused) SignalTree(run, id, SIGCONT);
+  for (const std::string& id : run.paused) ResumeTree(run, id);
   BuildStats& stats = run.stats;
   // The compiles that ended with the build, since its last tick: counted,
   // not kept as peaks (a stopped or failed build's were cut short). Those of

@@ -1,14 +1,22 @@
 // The live governor in the agent: every tick, for each running build job,
 // reads the processes of its cgroup, groups them into compile trees, asks
-// BuildGovernor which may run, and pauses (SIGSTOP) or resumes (SIGCONT)
-// whole trees. A build that cannot fit is failed through a hook, with the
-// reason, before the kernel's OOM killer would act.
+// BuildGovernor which may run, and pauses or resumes whole trees. A build
+// that cannot fit is failed through a hook, with the reason, before the
+// kernel's OOM killer would act.
+//
+// How a tree is paused: where the build's cgroup is v2, with the freezer.
+// The tree moves into a pause group of its own (BUILD_CGROUP/compile-PID-
+// START, no controller, so the build's limit and charge still hold it) and
+// the group is frozen: a child forked at that moment stops with it, and no
+// SIGCONT from the build wakes it. The tree stays in its group once thawed,
+// so its later children are born there. Elsewhere (v1, or a kernel without
+// cgroup.freeze): SIGSTOP and SIGCONT to each member.
 //
 // One thread of its own; it never waits on the job supervisor's owner
 // thread (it reads the jobs through a hook that copies a snapshot). Paused
-// trees are resumed when the watch stops, and trees found stopped (an agent
-// killed while they were paused) are adopted as paused, then resumed as soon
-// as they fit.
+// trees are resumed when the watch stops, and trees found stopped or frozen
+// (an agent killed while they were paused) are adopted as paused, then
+// resumed as soon as they fit.
 #pragma once
 
 #include <chrono>
@@ -128,6 +136,8 @@ class BuildWatch {
     std::map<std::string, std::vector<int64_t>> running;  // tree id -> its pids not stopped
     std::map<std::string, std::set<int64_t>> ciccs_seen;  // tree id -> its cicc runs so far
     std::set<std::string> paused;
+    std::set<std::string> groups;  // tree ids with a pause group (v2), frozen or not
+    bool freezer = false;          // pauses freeze (v2, until a freeze fails)
     BuildStats stats;
     std::chrono::steady_clock::time_point last_tick{};
     std::chrono::steady_clock::time_point last_throttle_event{};
@@ -148,6 +158,13 @@ class BuildWatch {
   std::optional<std::vector<TreeSample>> Sample(Run& run, uint64_t& other_bytes);
   CompileCommand ReadCommand(int64_t pid) const;
   void SignalTree(const Run& run, const std::string& id, int sig);
+  // Stops `pids` of tree `id`: frozen in its pause group, or SIGSTOP.
+  void PauseTree(Run& run, const std::string& id, const std::vector<int64_t>& pids);
+  // False (and the run pauses with SIGSTOP from then on) when it cannot.
+  bool FreezeTree(Run& run, const std::string& id, const std::vector<int64_t>& pids);
+  void ResumeTree(Run& run, const std::string& id);
+  // The build's pause groups: pids of frozen ones; empty ones removed.
+  std::set<int64_t> ReadPauseGroups(Run& run);
   void Finish(Run& run, BuildOutcome outcome);
   void SaveHistory(bool force);
   void Publish(const Run& run, const std::string& kind, const std::string& message);

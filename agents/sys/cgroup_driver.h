@@ -54,9 +54,34 @@ class CgroupDriver {
   // kernel's no-internal-processes rule refuses the controller).
   virtual Status CreateCgroup(const std::string& path) = 0;
 
-  // rmdir. Errors: kNotFound (no such cgroup), kFailedPrecondition (it still
-  // has processes or child cgroups: KillAll and remove children first).
+  // rmdir, child cgroups without processes first (a build's pause groups,
+  // below, left empty by compiles that ended). Errors: kNotFound (no such
+  // cgroup), kFailedPrecondition (it or a child still has processes: KillAll
+  // first).
   virtual Status RemoveCgroup(const std::string& path) = 0;
+
+  // A child cgroup that enables no controller of its own (v2 mkdir alone):
+  // its processes stay under its parent's memory limit and are charged
+  // there. It exists to be frozen (SetFrozen) apart from the rest of the
+  // parent, which may keep processes of its own. Errors: kAlreadyExists,
+  // kNotFound (no parent), kFailedPrecondition (v1: its freezer is another
+  // hierarchy, so callers pause with SIGSTOP there).
+  virtual Status CreateSubgroup(const std::string& path) = 0;
+
+  // The child cgroups of `path`, as paths ("/a/b" for child b of "/a"),
+  // sorted. Errors: kNotFound.
+  virtual Result<std::vector<std::string>> Children(const std::string& path) = 0;
+
+  // v2's freezer: writes cgroup.freeze. Frozen, every process of the cgroup
+  // and its children stops at once, a child forked meanwhile included, and
+  // no SIGCONT wakes it; SIGKILL still kills it. Errors: kNotFound,
+  // kFailedPrecondition (v1, or a v2 kernel before 5.2 without cgroup.freeze).
+  virtual Status SetFrozen(const std::string& path, bool frozen) = 0;
+
+  // Whether the cgroup is set frozen (v2 cgroup.freeze reads 1): frozen, or
+  // freezing until its last process stops (cgroup.events says when). A
+  // cgroup frozen by an agent killed since reads true. Errors: as SetFrozen.
+  virtual Result<bool> Frozen(const std::string& path) = 0;
 
   // Moves process `pid` (all its threads) into the cgroup (cgroup.procs).
   // Errors: kInvalidArgument (pid <= 0), kNotFound (no such cgroup, or no
@@ -93,8 +118,9 @@ class CgroupDriver {
   // kFailedPrecondition (v1 has no per-cgroup PSI; a v2 kernel without PSI).
   virtual Result<Pressure> MemoryPressure(const std::string& path) = 0;
 
-  // Processes directly in the cgroup (cgroup.procs; not its children's).
-  // Errors: kNotFound.
+  // Processes in the cgroup and in its child cgroups (each cgroup.procs,
+  // parent first): a job's processes, those of its frozen pause groups
+  // included. The root's are its own alone. Errors: kNotFound.
   virtual Result<std::vector<int64_t>> Processes(const std::string& path) = 0;
 
   // How often the kernel's OOM killer has killed in the cgroup: "oom_kill"
@@ -105,10 +131,10 @@ class CgroupDriver {
 
   // SIGKILLs every process of the cgroup at once: v2 writes "1" to
   // cgroup.kill (Linux 5.14+; it takes child cgroups too); otherwise every
-  // pid of cgroup.procs is sent SIGKILL, re-reading until none is left so
-  // that children forked meanwhile die too (direct members only: jobs live in
-  // leaf cgroups). Returns once cgroup.procs reads empty (exited processes
-  // are not listed, reaped or not), so the return marks "victim dead". Errors: kNotFound (no cgroup), kUnavailable
+  // pid of Processes is sent SIGKILL, re-reading until none is left so
+  // that children forked meanwhile die too. Returns once Processes reads
+  // empty (exited processes are not listed, reaped or not), so the return
+  // marks "victim dead". Errors: kNotFound (no cgroup), kUnavailable
   // (processes remain after the driver's kill timeout: stuck in the kernel),
   // and the first error of ProcessControl::Signal.
   virtual Status KillAll(const std::string& path) = 0;

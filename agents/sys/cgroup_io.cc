@@ -1,9 +1,11 @@
 #include "agents/sys/cgroup_io.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -132,6 +134,25 @@ Status MakeCgroupDir(const std::string& dir) {
 Status RemoveCgroupDir(const std::string& dir) {
   if (::rmdir(dir.c_str()) != 0) return CgroupErrno("cannot remove cgroup " + dir, errno);
   return Status::Ok();
+}
+
+Result<std::vector<std::string>> ChildCgroupNames(const std::string& dir) {
+  DIR* listing = ::opendir(dir.c_str());
+  if (listing == nullptr) return CgroupErrno("cannot list cgroup " + dir, errno);
+  std::vector<std::string> names;
+  while (const dirent* entry = ::readdir(listing)) {
+    const std::string name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    bool is_dir = entry->d_type == DT_DIR;
+    if (entry->d_type == DT_UNKNOWN) {  // a file system that does not say
+      struct stat st {};
+      is_dir = ::stat((dir + "/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+    }
+    if (is_dir) names.push_back(name);
+  }
+  ::closedir(listing);
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 }  // namespace gpuctl::sys

@@ -42,4 +42,8 @@ Result<std::vector<int64_t>> ReadProcsFile(const std::string& file);
 Status MakeCgroupDir(const std::string& dir);
 Status RemoveCgroupDir(const std::string& dir);
 
+// The names of the child cgroups in `dir` (in a cgroup file system every
+// subdirectory is one), sorted. Errors as CgroupErrno.
+Result<std::vector<std::string>> ChildCgroupNames(const std::string& dir);
+
 }  // namespace gpuctl::sys

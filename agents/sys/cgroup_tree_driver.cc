@@ -34,7 +34,27 @@ Result<std::string> CgroupTreeDriver::CheckParentExists(const std::string& path)
 Status CgroupTreeDriver::RemoveCgroup(const std::string& path) {
   Result<std::string> dir = Directory(path);
   if (!dir.ok()) return dir.status();
+  // Children first: an rmdir of a cgroup with children fails (EBUSY), and
+  // one with processes fails on its own, so what is in use stays.
+  if (path != "/") {
+    Result<std::vector<std::string>> children = Children(path);
+    if (children.ok()) {
+      for (const std::string& child : *children) {
+        if (Status s = RemoveCgroup(child); !s.ok()) return s;
+      }
+    }
+  }
   return RemoveCgroupDir(*dir);
+}
+
+Result<std::vector<std::string>> CgroupTreeDriver::Children(const std::string& path) {
+  Result<std::string> dir = Directory(path);
+  if (!dir.ok()) return dir.status();
+  Result<std::vector<std::string>> names = ChildCgroupNames(*dir);
+  if (!names.ok()) return names.status();
+  std::vector<std::string> children;
+  for (const std::string& name : *names) children.push_back((path == "/" ? "" : path) + "/" + name);
+  return children;
 }
 
 Status CgroupTreeDriver::AddProcess(const std::string& path, int64_t pid) {
@@ -47,7 +67,16 @@ Status CgroupTreeDriver::AddProcess(const std::string& path, int64_t pid) {
 Result<std::vector<int64_t>> CgroupTreeDriver::Processes(const std::string& path) {
   Result<std::string> file = File(path, "cgroup.procs");
   if (!file.ok()) return file.status();
-  return ReadProcsFile(*file);
+  Result<std::vector<int64_t>> pids = ReadProcsFile(*file);
+  if (!pids.ok() || path == "/") return pids;  // the root's children are every other cgroup
+  Result<std::vector<std::string>> children = Children(path);
+  if (!children.ok()) return pids;  // listed as the parent goes: its own pids are the answer
+  for (const std::string& child : *children) {
+    // A child gone between the listing and the read had no processes left.
+    Result<std::vector<int64_t>> more = Processes(child);
+    if (more.ok()) pids->insert(pids->end(), more->begin(), more->end());
+  }
+  return pids;
 }
 
 Result<uint64_t> CgroupTreeDriver::ReadOomKillCount(const std::string& path, std::string_view file_name,

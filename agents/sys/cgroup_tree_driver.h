@@ -18,6 +18,7 @@ class CgroupTreeDriver : public CgroupDriver {
   Status RemoveCgroup(const std::string& path) override;
   Status AddProcess(const std::string& path, int64_t pid) override;
   Result<std::vector<int64_t>> Processes(const std::string& path) override;
+  Result<std::vector<std::string>> Children(const std::string& path) override;
 
  protected:
   // `processes` sends the SIGKILLs of KillAll; it must outlive this.

@@ -78,4 +78,18 @@ Status CgroupV1Driver::KillAll(const std::string& path) {
   return KillUntilEmpty(list, processes_, KillMode::kSignal, options_.kill_timeout, "cgroup " + *dir);
 }
 
+// v1's freezer is a hierarchy of its own (freezer.state), apart from the
+// memory cgroup a job lives in; callers pause with SIGSTOP here.
+Status CgroupV1Driver::CreateSubgroup(const std::string& path) {
+  return FailedPrecondition("cgroup v1: no pause groups for " + path + " (its freezer is another hierarchy)");
+}
+
+Status CgroupV1Driver::SetFrozen(const std::string& path, bool /*frozen*/) {
+  return FailedPrecondition("cgroup v1: cannot freeze " + path + " (its freezer is another hierarchy)");
+}
+
+Result<bool> CgroupV1Driver::Frozen(const std::string& path) {
+  return FailedPrecondition("cgroup v1: no frozen state for " + path + " (its freezer is another hierarchy)");
+}
+
 }  // namespace gpuctl::sys

@@ -26,6 +26,9 @@ class CgroupV1Driver final : public CgroupTreeDriver {
   Result<Pressure> MemoryPressure(const std::string& path) override;
   Result<uint64_t> OomKillCount(const std::string& path) override;
   Status KillAll(const std::string& path) override;
+  Status CreateSubgroup(const std::string& path) override;
+  Status SetFrozen(const std::string& path, bool frozen) override;
+  Result<bool> Frozen(const std::string& path) override;
 };
 
 }  // namespace gpuctl::sys

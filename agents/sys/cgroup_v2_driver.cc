@@ -102,4 +102,39 @@ Status CgroupV2Driver::KillAll(const std::string& path) {
   return KillUntilEmpty(list, processes_, KillMode::kSignal, options_.kill_timeout, "cgroup " + *dir);
 }
 
+Status CgroupV2Driver::CreateSubgroup(const std::string& path) {
+  Result<std::string> dir = CheckParentExists(path);
+  if (!dir.ok()) return dir.status();
+  if (ControlFileExists(*dir)) return Status(ErrorCode::kAlreadyExists, "cgroup " + *dir + " exists");
+  // No write to the parent's cgroup.subtree_control: a controller there
+  // would be refused while the parent has processes of its own, and the
+  // child needs none to be frozen.
+  return MakeCgroupDir(*dir);
+}
+
+// The freezer's file of an existing cgroup; kFailedPrecondition where the
+// kernel has none.
+Result<std::string> CgroupV2Driver::FreezeFile(const std::string& path) const {
+  Result<std::string> file = File(path, "cgroup.freeze");
+  if (!file.ok()) return file.status();
+  if (ControlFileExists(*file)) return file;
+  Result<std::string> procs = File(path, "cgroup.procs");
+  if (!ControlFileExists(*procs)) return NotFound("no cgroup " + path);
+  return FailedPrecondition(*file + " is missing: this kernel has no cgroup v2 freezer (Linux 5.2+)");
+}
+
+Status CgroupV2Driver::SetFrozen(const std::string& path, bool frozen) {
+  Result<std::string> file = FreezeFile(path);
+  if (!file.ok()) return file.status();
+  return WriteControlFile(*file, frozen ? "1" : "0");
+}
+
+Result<bool> CgroupV2Driver::Frozen(const std::string& path) {
+  Result<std::string> file = FreezeFile(path);
+  if (!file.ok()) return file.status();
+  Result<uint64_t> value = ReadNumberFile(*file);
+  if (!value.ok()) return value.status();
+  return *value != 0;
+}
+
 }  // namespace gpuctl::sys

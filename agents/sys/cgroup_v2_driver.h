@@ -24,8 +24,12 @@ class CgroupV2Driver final : public CgroupTreeDriver {
   Result<Pressure> MemoryPressure(const std::string& path) override;
   Result<uint64_t> OomKillCount(const std::string& path) override;
   Status KillAll(const std::string& path) override;
+  Status CreateSubgroup(const std::string& path) override;
+  Status SetFrozen(const std::string& path, bool frozen) override;
+  Result<bool> Frozen(const std::string& path) override;
 
  private:
+  Result<std::string> FreezeFile(const std::string& path) const;
   // mount + path + "/" + name.
   Status WriteLimit(const std::string& path, std::string_view name, std::optional<uint64_t> bytes);
 };

@@ -41,8 +41,8 @@ class CgroupWorld {
   // The kernel's reading of a limit just written to `path` (v1 shows -1,
   // "no limit", as PAGE_COUNTER_MAX).
   virtual void KernelWroteLimit(const std::string& /*path*/) {}
-  // The kernel's part of an rmdir: control files do not keep a cgroup
-  // without processes or children from going.
+  // The kernel's part of an rmdir of `path` and of its children: control
+  // files do not keep a cgroup without processes from going.
   virtual void KernelBeforeRemove(const std::string& /*path*/) {}
   // A live process put into `path` behind the driver's back (as a job's
   // fork lands in its parent's cgroup); its pid.
@@ -154,6 +154,10 @@ TEST_P(CgroupDriverContract, EveryMethodRefusesPathsThatLeaveTheMount) {
     const ErrorCode v1_or_invalid = v1() ? ErrorCode::kFailedPrecondition : invalid;
     EXPECT_EQ(driver().SetMemoryHigh(bad, kContractMiB).code(), v1_or_invalid);
     EXPECT_EQ(driver().MemoryPressure(bad).status().code(), v1_or_invalid);
+    EXPECT_EQ(driver().Children(bad).status().code(), invalid);
+    EXPECT_EQ(driver().CreateSubgroup(bad).code(), v1_or_invalid);
+    EXPECT_EQ(driver().SetFrozen(bad, true).code(), v1_or_invalid);
+    EXPECT_EQ(driver().Frozen(bad).status().code(), v1_or_invalid);
   }
 }
 
@@ -226,6 +230,12 @@ TEST_P(CgroupDriverContract, AMissingCgroupIsNotFound) {
   EXPECT_EQ(driver().Processes(gone).status().code(), ErrorCode::kNotFound);
   EXPECT_EQ(driver().OomKillCount(gone).status().code(), ErrorCode::kNotFound);
   EXPECT_EQ(driver().KillAll(gone).code(), ErrorCode::kNotFound);
+  EXPECT_EQ(driver().Children(gone).status().code(), ErrorCode::kNotFound);
+  if (!v1()) {
+    EXPECT_EQ(driver().CreateSubgroup(gone + "/x").code(), ErrorCode::kNotFound);
+    EXPECT_EQ(driver().SetFrozen(gone, true).code(), ErrorCode::kNotFound);
+    EXPECT_EQ(driver().Frozen(gone).status().code(), ErrorCode::kNotFound);
+  }
 }
 
 TEST_P(CgroupDriverContract, AddProcessMovesAProcessIn) {
@@ -254,12 +264,72 @@ TEST_P(CgroupDriverContract, RemoveRefusesACgroupInUseAndTakesAnEmptyOne) {
   const std::string b = At("b");
   ASSERT_TRUE(Create(b).ok());
   ASSERT_TRUE(Create(b + "/c").ok());
-  EXPECT_EQ(Remove(b).code(), ErrorCode::kFailedPrecondition) << "it has a child";
-  ASSERT_TRUE(Remove(b + "/c").ok());
-  ASSERT_TRUE(Remove(b).ok());
-  EXPECT_EQ(Remove(b).code(), ErrorCode::kNotFound);
-  EXPECT_EQ(driver().MemoryCurrent(b).status().code(), ErrorCode::kNotFound);
-  EXPECT_EQ(Create(b + "/c").code(), ErrorCode::kNotFound) << "its children went with it";
+  ASSERT_TRUE(Create(b + "/d").ok());
+  world_->StartProcessIn(b + "/d");
+  EXPECT_EQ(Remove(b).code(), ErrorCode::kFailedPrecondition) << "a child has a process";
+  EXPECT_TRUE(Procs(b + "/d").size() == 1) << "what is in use stays";
+
+  // Children without processes (a build's pause groups its compiles left)
+  // go with their parent.
+  const std::string e = At("e");
+  ASSERT_TRUE(Create(e).ok());
+  ASSERT_TRUE(Create(e + "/f").ok());
+  ASSERT_TRUE(Create(e + "/f/g").ok());
+  ASSERT_TRUE(Remove(e).ok());
+  EXPECT_EQ(Remove(e).code(), ErrorCode::kNotFound);
+  EXPECT_EQ(driver().MemoryCurrent(e).status().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(Create(e + "/f").code(), ErrorCode::kNotFound) << "its children went with it";
+}
+
+TEST_P(CgroupDriverContract, ProcessesAndKillAllTakeTheChildCgroupsIn) {
+  const std::string a = At("a");
+  ASSERT_TRUE(Create(a).ok());
+  ASSERT_TRUE(Create(a + "/x").ok());
+  ASSERT_TRUE(Create(a + "/x/y").ok());
+  ASSERT_TRUE(Create(a + "/z").ok());
+  Result<std::vector<std::string>> children = driver().Children(a);
+  ASSERT_TRUE(children.ok()) << children.status().ToString();
+  EXPECT_EQ(*children, (std::vector<std::string>{a + "/x", a + "/z"})) << "direct children, sorted";
+
+  const int64_t in_y = world_->StartProcessIn(a + "/x/y");
+  const int64_t in_z = world_->StartProcessIn(a + "/z");
+  std::vector<int64_t> all = {in_y, in_z};
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(Procs(a), all) << "a job's processes, those in its pause groups included";
+  EXPECT_EQ(Procs(a + "/z"), std::vector<int64_t>{in_z});
+
+  Status killed = driver().KillAll(a);
+  ASSERT_TRUE(killed.ok()) << killed.ToString();
+  EXPECT_TRUE(Procs(a).empty()) << "the children's processes die too";
+  EXPECT_TRUE(Remove(a).ok()) << "and the cgroup goes, children and all";
+}
+
+TEST_P(CgroupDriverContract, SubgroupsAndTheFreezerAreV2Only) {
+  const std::string a = At("a");
+  ASSERT_TRUE(Create(a).ok());
+  const std::string paused = a + "/paused";
+  if (v1()) {
+    EXPECT_EQ(driver().CreateSubgroup(paused).code(), ErrorCode::kFailedPrecondition);
+    EXPECT_EQ(driver().SetFrozen(a, true).code(), ErrorCode::kFailedPrecondition);
+    EXPECT_EQ(driver().Frozen(a).status().code(), ErrorCode::kFailedPrecondition);
+    return;
+  }
+  // The parent keeps a process of its own: a subgroup enables no
+  // controller, so the kernel's no-internal-processes rule does not bite.
+  const int64_t parents = world_->StartProcessIn(a);
+  Status made = driver().CreateSubgroup(paused);
+  ASSERT_TRUE(made.ok()) << made.ToString();
+  world_->KernelCreated(paused);
+  EXPECT_EQ(driver().CreateSubgroup(paused).code(), ErrorCode::kAlreadyExists);
+  const int64_t frozen = world_->StartProcessIn(paused);
+  ASSERT_TRUE(driver().SetFrozen(paused, true).ok());
+  EXPECT_EQ(driver().Frozen(paused).value_or(false), true);
+  EXPECT_EQ(driver().Frozen(a).value_or(true), false) << "the parent is not frozen";
+  ASSERT_TRUE(driver().SetFrozen(paused, false).ok());
+  EXPECT_EQ(driver().Frozen(paused).value_or(true), false);
+  std::vector<int64_t> both = {parents, frozen};
+  std::sort(both.begin(), both.end());
+  EXPECT_EQ(Procs(a), both);
 }
 
 TEST_P(CgroupDriverContract, RemoveNeverTakesTheRoot) {

@@ -24,6 +24,7 @@ class FakeCgroupDriver final : public sys::CgroupDriver {
   enum class Op {
     kCreate, kRemove, kAddProcess, kSetMemoryMax, kSetMemoryHigh, kMemoryCurrent, kMemoryLimit,
     kReclaimableFile, kMemoryPressure, kProcesses, kOomKillCount, kKillAll,
+    kCreateSubgroup, kChildren, kSetFrozen, kFrozen,
   };
 
   struct Cgroup {
@@ -35,6 +36,7 @@ class FakeCgroupDriver final : public sys::CgroupDriver {
     uint64_t oom_kills = 0;
     std::vector<int64_t> procs{};
     std::optional<sys::Pressure> pressure{};  // nullopt: MemoryPressure fails
+    bool frozen = false;  // v2 cgroup.freeze, and what cgroup.events reports at once
   };
 
   // The root cgroup "/" exists from the start.
@@ -61,6 +63,11 @@ class FakeCgroupDriver final : public sys::CgroupDriver {
     auto it = cgroups_.find(path);
     if (it == cgroups_.end()) return std::nullopt;
     return it->second;
+  }
+  // Process `pid` exited: it leaves whatever cgroup it was in.
+  void Forget(int64_t pid) {
+    std::lock_guard lock(mutex_);
+    for (auto& [unused, cgroup] : cgroups_) std::erase(cgroup.procs, pid);
   }
   // The paths KillAll was called on, in order.
   std::vector<std::string> kills() const {
@@ -90,13 +97,14 @@ class FakeCgroupDriver final : public sys::CgroupDriver {
     if (it == cgroups_.end()) return NotFound("no cgroup " + path);
     // The root is the mount itself: rmdir fails with EBUSY.
     if (path == "/") return FailedPrecondition("the root cgroup cannot be removed");
-    if (!it->second.procs.empty()) return FailedPrecondition("cgroup " + path + " has processes");
-    for (const auto& [other, unused] : cgroups_) {
-      if (other.size() > path.size() && other.starts_with(path + "/")) {
-        return FailedPrecondition("cgroup " + path + " has children");
-      }
+    // Children without processes go with it; one with processes keeps it.
+    std::vector<std::string> below = Below(path);
+    for (const std::string& child : below) {
+      if (!cgroups_[child].procs.empty()) return FailedPrecondition("cgroup " + child + " has processes");
     }
-    cgroups_.erase(it);
+    if (!it->second.procs.empty()) return FailedPrecondition("cgroup " + path + " has processes");
+    for (const std::string& child : below) cgroups_.erase(child);
+    cgroups_.erase(path);
     return Status::Ok();
   }
   Status AddProcess(const std::string& path, int64_t pid) override {
@@ -164,7 +172,55 @@ class FakeCgroupDriver final : public sys::CgroupDriver {
     std::lock_guard lock(mutex_);
     Result<Cgroup*> cgroup = Find(Op::kProcesses, path);
     if (!cgroup.ok()) return cgroup.status();
-    return (*cgroup)->procs;
+    std::vector<int64_t> procs = (*cgroup)->procs;
+    if (path == "/") return procs;  // the root's own alone, as the real drivers
+    for (const std::string& child : Below(path)) {
+      const std::vector<int64_t>& more = cgroups_[child].procs;
+      procs.insert(procs.end(), more.begin(), more.end());
+    }
+    return procs;
+  }
+  Status CreateSubgroup(const std::string& path) override {
+    {
+      std::lock_guard lock(mutex_);
+      if (version_ == sys::CgroupVersion::kV1) {
+        if (auto it = failures_.find(Op::kCreateSubgroup); it != failures_.end()) return it->second;
+        return FailedPrecondition("cgroup v1: no pause groups");
+      }
+      if (Status s = Check(Op::kCreateSubgroup, path); !s.ok()) return s;
+    }
+    return CreateCgroup(path);
+  }
+  Result<std::vector<std::string>> Children(const std::string& path) override {
+    std::lock_guard lock(mutex_);
+    Result<Cgroup*> cgroup = Find(Op::kChildren, path);
+    if (!cgroup.ok()) return cgroup.status();
+    std::vector<std::string> children;
+    for (const std::string& below : Below(path)) {
+      if (sys::ParentCgroupPath(below).value_or("") == path) children.push_back(below);
+    }
+    return children;
+  }
+  Status SetFrozen(const std::string& path, bool frozen) override {
+    std::lock_guard lock(mutex_);
+    if (version_ == sys::CgroupVersion::kV1) {
+      if (auto it = failures_.find(Op::kSetFrozen); it != failures_.end()) return it->second;
+      return FailedPrecondition("cgroup v1: no cgroup.freeze");
+    }
+    Result<Cgroup*> cgroup = Find(Op::kSetFrozen, path);
+    if (!cgroup.ok()) return cgroup.status();
+    (*cgroup)->frozen = frozen;
+    return Status::Ok();
+  }
+  Result<bool> Frozen(const std::string& path) override {
+    std::lock_guard lock(mutex_);
+    if (version_ == sys::CgroupVersion::kV1) {
+      if (auto it = failures_.find(Op::kFrozen); it != failures_.end()) return it->second;
+      return FailedPrecondition("cgroup v1: no cgroup.freeze");
+    }
+    Result<Cgroup*> cgroup = Find(Op::kFrozen, path);
+    if (!cgroup.ok()) return cgroup.status();
+    return (*cgroup)->frozen;
   }
   Result<uint64_t> OomKillCount(const std::string& path) override {
     std::lock_guard lock(mutex_);
@@ -179,6 +235,9 @@ class FakeCgroupDriver final : public sys::CgroupDriver {
     if (!cgroup.ok()) return cgroup.status();
     (*cgroup)->procs.clear();
     (*cgroup)->current = 0;
+    if (path != "/") {
+      for (const std::string& child : Below(path)) cgroups_[child].procs.clear();
+    }
     kills_.push_back(path);
     return Status::Ok();
   }
@@ -189,6 +248,15 @@ class FakeCgroupDriver final : public sys::CgroupDriver {
     if (auto it = failures_.find(op); it != failures_.end()) return it->second;
     Result<std::string> dir = sys::JoinCgroupPath("/fake-cgroup", path);
     return dir.ok() ? Status::Ok() : dir.status();
+  }
+  // Every cgroup under `path` (not itself), parents before their children.
+  std::vector<std::string> Below(const std::string& path) const {
+    const std::string prefix = path == "/" ? "/" : path + "/";
+    std::vector<std::string> below;
+    for (const auto& [other, unused] : cgroups_) {
+      if (other != path && other.starts_with(prefix)) below.push_back(other);
+    }
+    return below;
   }
   Result<Cgroup*> Find(Op op, const std::string& path) {
     if (Status s = Check(op, path); !s.ok()) return s;

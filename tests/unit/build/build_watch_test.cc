@@ -1,5 +1,6 @@
 #include "agents/build/build_watch.h"
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 
@@ -26,6 +27,8 @@ const std::string kCgroup = "/gpuctl/fa@r1";
 
 class BuildWatchTest : public ::testing::Test {
  protected:
+  explicit BuildWatchTest(sys::CgroupVersion version = sys::CgroupVersion::kV1) : cgroups_(version) {}
+
   void SetUp() override {
     if (sys::PageBytes() != 4096) GPUCTL_SKIP_ALLOWED(kPlatform) << "the /proc fixtures write RSS in 4 KiB pages";
     cgroups_.Put("/gpuctl", {});
@@ -45,9 +48,7 @@ class BuildWatchTest : public ::testing::Test {
   }
   void Exit(int64_t pid) {
     std::filesystem::remove_all(proc_.path() + "/proc/" + std::to_string(pid));
-    auto cgroup = cgroups_.Get(kCgroup).value();
-    std::erase(cgroup.procs, pid);
-    cgroups_.Put(kCgroup, cgroup);
+    cgroups_.Forget(pid);  // from the build's cgroup or its pause group
   }
   // nvcc -> cicc for one arch of `source`, cicc holding `gib`.
   void Compile(int64_t pid, const std::string& source, uint64_t gib, char state = 'S') {
@@ -102,7 +103,7 @@ class BuildWatchTest : public ::testing::Test {
   testing::TempDir proc_;
   testing::TempDir state_;
   sys::HostFs fs_{proc_.path()};
-  testing::FakeCgroupDriver cgroups_{sys::CgroupVersion::kV1};
+  testing::FakeCgroupDriver cgroups_;
   testing::FakeProcessControl processes_;
   testing::FakeClock clock_;
   std::vector<BuildJob> builds_{{"fa", "r1", kCgroup, "/src", 12 * kGiB}};
@@ -332,6 +333,118 @@ TEST_F(BuildWatchTest, ABuildIsLearnedFromOnceItsRecordSaysItSucceeded) {
   EXPECT_EQ(events_.back(), "build_summary");
   watch->Stop();
   EXPECT_NE(History().find("/src/a.cu (nvcc, 1 archs, 1 threads)"), std::string::npos) << History();
+}
+
+// On cgroup v2 a pause freezes: the tree moves into a pause group of its own
+// below the build's cgroup (compile-PID-START) and the group is frozen, so a
+// child forked at that moment stops too and no SIGCONT wakes it. No signal
+// is sent. tests/privileged/cgroup_v2_freezer_test.cc freezes for real.
+class BuildWatchFreezerTest : public BuildWatchTest {
+ protected:
+  BuildWatchFreezerTest() : BuildWatchTest(sys::CgroupVersion::kV2) {}
+
+  // The pause group of the compile whose nvcc is `pid` (started at 4242, proc_fixture.h).
+  static std::string GroupOf(int64_t pid) { return kCgroup + "/compile-" + std::to_string(pid) + "-4242"; }
+  std::vector<int64_t> ProcsOf(const std::string& group) {
+    std::vector<int64_t> procs = cgroups_.Get(group).value_or(testing::FakeCgroupDriver::Cgroup{}).procs;
+    std::sort(procs.begin(), procs.end());
+    return procs;
+  }
+  bool FrozenGroup(int64_t pid) {
+    return cgroups_.Get(GroupOf(pid)).value_or(testing::FakeCgroupDriver::Cgroup{}).frozen;
+  }
+  std::vector<std::string> Groups() { return cgroups_.Children(kCgroup).value_or(std::vector<std::string>{}); }
+};
+
+TEST_F(BuildWatchFreezerTest, PausesAWholeTreeByFreezingItsOwnGroupAndThawsItWhenItFits) {
+  auto watch = ThreeCompilesAfterOneTick(1);
+  EXPECT_TRUE(Signalled(SIGSTOP).empty()) << "frozen, not stopped";
+  EXPECT_EQ(Groups(), (std::vector<std::string>{GroupOf(30), GroupOf(40)}));
+  EXPECT_EQ(ProcsOf(GroupOf(30)), (std::vector<int64_t>{30, 31}));
+  EXPECT_EQ(ProcsOf(GroupOf(40)), (std::vector<int64_t>{40, 41}));
+  EXPECT_TRUE(FrozenGroup(30));
+  EXPECT_TRUE(FrozenGroup(40));
+  EXPECT_EQ(watch->Stats("r1")->paused, 2u);
+  EXPECT_EQ(cgroups_.Processes(kCgroup).value().size(), 7u) << "still all the build's: ninja and three trees";
+
+  watch->Tick();
+  EXPECT_EQ(watch->Stats("r1")->paused, 2u) << "frozen trees read as paused";
+  EXPECT_EQ(watch->Stats("r1")->pauses, 2u) << "and are not paused again";
+
+  // a ends: b fits and is thawed, staying in its group; c stays frozen.
+  Exit(20);
+  Exit(21);
+  watch->Tick();
+  EXPECT_FALSE(FrozenGroup(30));
+  EXPECT_EQ(ProcsOf(GroupOf(30)), (std::vector<int64_t>{30, 31}));
+  EXPECT_TRUE(FrozenGroup(40));
+  EXPECT_EQ(watch->Stats("r1")->running, 1u);
+
+  // b ends: its empty group goes, c is thawed.
+  Exit(30);
+  Exit(31);
+  watch->Tick();
+  EXPECT_EQ(Groups(), std::vector<std::string>{GroupOf(40)});
+  EXPECT_FALSE(FrozenGroup(40));
+  EXPECT_TRUE(Signalled(SIGSTOP).empty());
+  EXPECT_TRUE(failures_.empty());
+}
+
+// A child the paused compile forked as it was moved landed in the build's
+// cgroup: the next tick moves it into the frozen group too.
+TEST_F(BuildWatchFreezerTest, AChildForkedOutsideTheGroupIsFrozenWithItsTree) {
+  Compile(20, "a.cu", 1);
+  Compile(30, "b.cu", 0);
+  auto watch = MakeWatch();
+  watch->Tick();
+  ASSERT_EQ(ProcsOf(GroupOf(30)), (std::vector<int64_t>{30, 31}));
+  Spawn({.pid = 32, .comm = "ptxas", .ppid = 30, .rss_kib = 4 << 10}, {"ptxas"});
+  watch->Tick();
+  EXPECT_EQ(ProcsOf(GroupOf(30)), (std::vector<int64_t>{30, 31, 32}));
+  EXPECT_TRUE(FrozenGroup(30));
+  EXPECT_TRUE(Signalled(SIGSTOP).empty());
+}
+
+TEST_F(BuildWatchFreezerTest, StoppingTheWatchThawsWhatItFroze) {
+  Compile(20, "a.cu", 1);
+  Compile(30, "b.cu", 0);
+  auto watch = MakeWatch();
+  watch->Tick();
+  ASSERT_TRUE(FrozenGroup(30));
+  watch->Stop();
+  EXPECT_FALSE(FrozenGroup(30));
+}
+
+// An agent killed with -9 left b frozen in its group: the next agent adopts
+// it as paused (it does not fit beside a), and thaws it once it fits.
+TEST_F(BuildWatchFreezerTest, ATreeAnEarlierAgentLeftFrozenIsAdoptedAndThawedWhenItFits) {
+  Compile(20, "a.cu", 1);
+  Compile(30, "b.cu", 0);
+  ASSERT_TRUE(cgroups_.CreateSubgroup(GroupOf(30)).ok());
+  ASSERT_TRUE(cgroups_.AddProcess(GroupOf(30), 30).ok());
+  ASSERT_TRUE(cgroups_.AddProcess(GroupOf(30), 31).ok());
+  ASSERT_TRUE(cgroups_.SetFrozen(GroupOf(30), true).ok());
+  auto watch = MakeWatch();
+  watch->Tick();
+  EXPECT_TRUE(FrozenGroup(30)) << "b does not fit beside a";
+  EXPECT_EQ(watch->Stats("r1")->paused, 1u);
+  Exit(20);
+  Exit(21);
+  watch->Tick();
+  EXPECT_FALSE(FrozenGroup(30));
+}
+
+// A kernel without cgroup.freeze (before 5.2), or a group the agent may not
+// write: the run pauses with SIGSTOP, as on v1.
+TEST_F(BuildWatchFreezerTest, WhereTheFreezerFailsTreesAreStoppedWithSignals) {
+  cgroups_.FailOn(testing::FakeCgroupDriver::Op::kSetFrozen, FailedPrecondition("no cgroup.freeze"));
+  auto watch = ThreeCompilesAfterOneTick(1);
+  EXPECT_EQ(Signalled(SIGSTOP), (std::vector<int64_t>{30, 31, 40, 41}));
+  cgroups_.ClearFailures();
+  Exit(20);
+  Exit(21);
+  watch->Tick();
+  EXPECT_EQ(Signalled(SIGCONT), (std::vector<int64_t>{30, 31}));
 }
 
 }  // namespace

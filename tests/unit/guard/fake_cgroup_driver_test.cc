@@ -18,7 +18,7 @@ TEST(FakeCgroupDriver, CreateAddKillRemove) {
   ASSERT_TRUE(fake.AddProcess("/gpuctl/job", 11).ok());
   ASSERT_TRUE(fake.SetMemoryMax("/gpuctl/job", 1 << 20).ok());
   EXPECT_EQ(fake.MemoryLimit("/gpuctl/job").value_or(std::nullopt), std::optional<uint64_t>(1 << 20));
-  EXPECT_EQ(fake.RemoveCgroup("/gpuctl").code(), ErrorCode::kFailedPrecondition) << "has a child";
+  EXPECT_EQ(fake.RemoveCgroup("/gpuctl").code(), ErrorCode::kFailedPrecondition) << "a child has processes";
   EXPECT_EQ(fake.RemoveCgroup("/gpuctl/job").code(), ErrorCode::kFailedPrecondition) << "has processes";
   ASSERT_TRUE(fake.KillAll("/gpuctl/job").ok());
   EXPECT_TRUE(fake.Processes("/gpuctl/job").value_or({1}).empty());

@@ -5,7 +5,8 @@
 // rmdir of a cgroup without processes or children, and takes a SIGKILLed pid
 // out of cgroup.procs. (The v2 tree has no cgroup.kill,
 // as before Linux 5.14, so KillAll signals each pid and the fixture can see
-// them go; cgroup_driver_test.cc covers cgroup.kill.)
+// them go; cgroup_driver_test.cc covers cgroup.kill.) Every directory under
+// a cgroup is a cgroup, as in cgroupfs.
 #include "tests/fakes/cgroup_driver_contract.h"
 
 #include <signal.h>
@@ -58,6 +59,8 @@ class FixtureWorld final : public CgroupWorld {
     if (version_ == sys::CgroupVersion::kV2) {
       dir_.WriteFile(Rel(d + "cgroup.controllers"), "memory\n");
       dir_.WriteFile(Rel(d + "cgroup.subtree_control"), "");
+      dir_.WriteFile(Rel(d + "cgroup.freeze"), "0\n");
+      dir_.WriteFile(Rel(d + "cgroup.events"), "populated 0\nfrozen 0\n");
       dir_.WriteFile(Rel(d + "memory.max"), "max\n");
       dir_.WriteFile(Rel(d + "memory.high"), "max\n");
       dir_.WriteFile(Rel(d + "memory.pressure"),
@@ -76,15 +79,7 @@ class FixtureWorld final : public CgroupWorld {
     }
   }
 
-  void KernelBeforeRemove(const std::string& path) override {
-    const std::string d = Dir(path);
-    if (!fs::is_directory(d)) return;
-    for (const auto& entry : fs::directory_iterator(d)) {
-      if (entry.is_directory()) return;  // children keep it
-    }
-    if (!sys::ReadProcsFile(d + "/cgroup.procs").value_or(std::vector<int64_t>{1}).empty()) return;
-    for (const auto& entry : fs::directory_iterator(d)) fs::remove(entry.path());
-  }
+  void KernelBeforeRemove(const std::string& path) override { Removable(Dir(path)); }
 
   int64_t StartProcessIn(const std::string& path) override {
     const int64_t pid = next_pid_++;
@@ -120,6 +115,22 @@ class FixtureWorld final : public CgroupWorld {
  private:
   std::string Dir(const std::string& path) const { return sys::JoinCgroupPath(dir_.path(), path).value_or(""); }
   std::string Rel(const std::string& file) const { return file.substr(dir_.path().size() + 1); }
+  // Clears the control files of `d` and of every cgroup below it, deepest
+  // first, as far as none has processes: what the kernel would let rmdir
+  // take. False when `d` must stay.
+  bool Removable(const std::string& d) {
+    if (!fs::is_directory(d)) return true;
+    bool removable = true;
+    for (const auto& entry : fs::directory_iterator(d)) {
+      if (entry.is_directory() && !Removable(entry.path().string())) removable = false;
+    }
+    if (!removable) return false;
+    if (!sys::ReadProcsFile(d + "/cgroup.procs").value_or(std::vector<int64_t>{1}).empty()) return false;
+    for (const auto& entry : fs::directory_iterator(d)) {
+      if (!entry.is_directory()) fs::remove(entry.path());
+    }
+    return true;
+  }
   // Takes `pid` out of every cgroup.procs of the tree.
   void Forget(int64_t pid) {
     for (const auto& entry : fs::recursive_directory_iterator(dir_.path())) {
