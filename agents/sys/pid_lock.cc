@@ -1,14 +1,29 @@
 #include "agents/sys/pid_lock.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <string>
+#include <thread>
 
 namespace gpuctl::sys {
+namespace {
+
+// Whether the pid written in the lock file names no process now.
+bool HolderIsGone(const std::string& holder) {
+  char* end = nullptr;
+  const long pid = std::strtol(holder.c_str(), &end, 10);
+  if (end == holder.c_str() || *end != '\0' || pid <= 0) return false;
+  return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
+}  // namespace
 
 Result<PidLock> PidLock::Acquire(const std::string& path) {
   // O_NOFOLLOW: a symlink planted as the lock file is refused, never
@@ -28,14 +43,24 @@ Result<PidLock> PidLock::Acquire(const std::string& path) {
     return Status(ErrorCode::kPermissionDenied,
                   "lock file " + path + " is not a regular file of this agent's own (a link or another user's); remove it");
   }
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  // A holder whose pid is written there but who is gone (an agent killed
+  // with -9) can leave the lock held a moment longer: a child it was
+  // spawning holds a copy of the descriptor until its exec closes it. Such a
+  // lock is waited for, a while; a live holder is another agent, refused
+  // at once.
+  const auto give_up = std::chrono::steady_clock::now() + kDeadHolderWait;
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int err = errno;
     char buf[32] = {};
     ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
-    ::close(fd);
-    if (err != EWOULDBLOCK) return ErrnoError("cannot lock " + path, err);
     std::string holder = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "unknown";
     while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+    if (err == EWOULDBLOCK && HolderIsGone(holder) && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
+    ::close(fd);
+    if (err != EWOULDBLOCK) return ErrnoError("cannot lock " + path, err);
     return Status(ErrorCode::kAlreadyExists, "held by pid " + holder + " (lock file " + path + ")");
   }
   // Written over the old content, then cut to length: on a full disk the

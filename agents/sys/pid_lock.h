@@ -4,6 +4,7 @@
 // stale lock behind (the file stays, unlocked).
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "common/status.h"
@@ -13,8 +14,11 @@ namespace gpuctl::sys {
 class PidLock {
  public:
   // Errors: kAlreadyExists with the holder's pid when another process holds
-  // it; kPermissionDenied / kIo when the file cannot be opened.
+  // it; kPermissionDenied / kIo when the file cannot be opened. A lock still
+  // held though the pid written in it is gone (a child of a killed agent,
+  // between its spawn and its exec) is waited for, up to kDeadHolderWait.
   static Result<PidLock> Acquire(const std::string& path);
+  static constexpr std::chrono::milliseconds kDeadHolderWait{3000};
 
   PidLock(PidLock&& other) noexcept;
   PidLock& operator=(PidLock&& other) noexcept;
