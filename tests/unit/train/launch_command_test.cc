@@ -130,6 +130,12 @@ class JobWrapperTest : public ::testing::Test {
     dir_.MakeDir("work dir");
   }
 
+  // The agent's answer at a build's cgroup gate, written whole and renamed in.
+  static void Answer(const std::string& gate, const std::string& text) {
+    std::ofstream(gate + ".answer") << text;
+    fs::rename(gate + ".answer", gate);
+  }
+
   sys::CommandOutput Launch(Argv command, std::string cwd = "") {
     JobSpec spec;
     spec.name = "wrapped";
@@ -321,7 +327,10 @@ TEST_F(JobWrapperTest, AtTheGateTheCommandWaitsForTheAgentsAnswer) {
   ASSERT_GT(waiting, 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_FALSE(fs::exists(ran)) << "the command ran before the agent answered";
-  std::ofstream(gate) << "ok\n";
+  // Written whole, then renamed in, as the agent answers (WriteFileAtomic):
+  // the wrapper reads the gate as soon as it exists, and an answer still
+  // being written read as an empty reason (exit 125, seen under qemu).
+  Answer(gate, "ok\n");
   wrapper.join();
   EXPECT_EQ(out.exit_code, 0);
   EXPECT_EQ(Read(exit_), "0\n");
@@ -333,7 +342,7 @@ TEST_F(JobWrapperTest, AtTheGateTheCommandWaitsForTheAgentsAnswer) {
 TEST_F(JobWrapperTest, AGateAnsweredWithAReasonRecords125AndRunsNothing) {
   const std::string gate = dir_.path() + "/out dir/cgroup_gate";
   cgroup_procs_ = "gate:" + gate;
-  std::ofstream(gate) << "cannot govern the build: no room\n";
+  Answer(gate, "cannot govern the build: no room\n");
   sys::CommandOutput out = Launch({"/bin/sh", "-c", "touch '" + dir_.path() + "/ran'"});
   EXPECT_EQ(out.exit_code, 125);
   EXPECT_EQ(Read(exit_), "125\n");
