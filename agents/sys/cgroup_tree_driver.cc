@@ -72,9 +72,13 @@ Result<std::vector<int64_t>> CgroupTreeDriver::Processes(const std::string& path
   Result<std::vector<std::string>> children = Children(path);
   if (!children.ok()) return pids;  // listed as the parent goes: its own pids are the answer
   for (const std::string& child : *children) {
-    // A child gone between the listing and the read had no processes left.
     Result<std::vector<int64_t>> more = Processes(child);
-    if (more.ok()) pids->insert(pids->end(), more->begin(), more->end());
+    // A child gone between the listing and the read had no processes left;
+    // one that cannot be read is an error, never "empty" (KillAll would
+    // take a frozen compile for dead).
+    if (!more.ok() && more.status().code() == ErrorCode::kNotFound) continue;
+    if (!more.ok()) return more.status();
+    pids->insert(pids->end(), more->begin(), more->end());
   }
   return pids;
 }

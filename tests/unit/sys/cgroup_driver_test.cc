@@ -107,6 +107,20 @@ void WriteV1Tree(const TempDir& dir) {
 
 // ---- v2 ----
 
+// A job's processes include its pause groups'; a group whose list cannot be
+// read fails the whole answer, since "none" would let KillAll call it dead.
+TEST(CgroupV2Driver, ProcessesOfAChildThatCannotBeReadAreAnErrorNotNone) {
+  TempDir dir;
+  WriteV2Tree(dir);
+  dir.WriteFile("jobs/a/compile-7-1/cgroup.procs", "103\n");
+  RecordingProcessControl pc;
+  CgroupV2Driver driver(dir.path(), pc);
+  EXPECT_EQ(driver.Processes("/jobs/a").value_or(std::vector<int64_t>{}), (std::vector<int64_t>{101, 102, 103}));
+  dir.MakeDir("jobs/a/unreadable/cgroup.procs");  // a directory: read(2) fails with EISDIR
+  Result<std::vector<int64_t>> pids = driver.Processes("/jobs/a");
+  EXPECT_FALSE(pids.ok()) << "read as " << pids.value_or(std::vector<int64_t>{}).size() << " processes";
+}
+
 TEST(CgroupV2Driver, SetMemoryMaxWritesBytesOrMax) {
   TempDir dir;
   WriteV2Tree(dir);
