@@ -3,7 +3,8 @@
 # unit tests under qemu-user. Exit 77 when the arm64 packages cannot be
 # installed (scripts/test.sh then says so and goes on). Uses Debian 12's arm64 multiarch packages,
 # which install beside the amd64 ones (same versions, Multi-Arch: same).
-#   bash scripts/cross-aarch64.sh          (root; build in build-aarch64)
+#   bash scripts/cross-aarch64.sh [build]  (root; build in build-aarch64;
+#                                           build: the packages and build alone)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! dpkg --print-foreign-architectures | grep -qx arm64; then dpkg --add-architecture arm64; fi
@@ -36,6 +37,7 @@ for t in unit_common unit_sys unit_events unit_health unit_train unit_guard unit
   targets+=("$t")
 done
 cmake --build build-aarch64 -j "$(nproc)" $(printf -- '--target %s ' "${targets[@]}")
+[ "${1:-}" = build ] && exit 0
 file build-aarch64/daemon/gpuctld build-aarch64/client/gpuctl
 bash tests/portable/check_binaries.sh 2.34 build-aarch64/daemon/gpuctld build-aarch64/client/gpuctl
 cd build-aarch64

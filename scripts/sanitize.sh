@@ -2,8 +2,9 @@
 # The test suite under AddressSanitizer (with LeakSanitizer) and
 # UndefinedBehaviorSanitizer, then every fuzz target for a bounded time
 # (scripts/fuzz.sh). One clang build in build-fuzz serves both.
-# scripts/test.sh runs this after the main ctest.
-#   bash scripts/sanitize.sh
+# scripts/test.sh builds it while the main ctest runs (`build`), then runs
+# the rest.
+#   bash scripts/sanitize.sh [build]     (build: the build step alone)
 # FUZZ_SECONDS (default 20) per fuzz target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +18,7 @@ for area in common sys events health train guard provision daemon client; do tar
 for f in tests/fuzz/*_fuzz.cc; do t=${f##*/}; targets+=("${t%.cc}"); done
 cmake --build "$build" -j "$(nproc)" $(printf -- '--target %s ' "${targets[@]}")
 built=$SECONDS
+[ "${1:-}" = build ] && exit 0
 
 # Every test of our C++ code: unit, integration, privileged, and the fuzz
 # targets' regression inputs. Left out, as they need the portable static
