@@ -2,7 +2,8 @@
 # checkpoint_kill_test.sh BUILD_DIR [KILLS]: a real torch trainer saving
 # Hugging Face-style checkpoints (three weight files fsynced, then
 # trainer_state.json), run with --on-fail recover, is killed with SIGKILL at
-# KILLS (default 50) random moments, many of them inside a save. Every
+# KILLS (default 50) moments: every other one at random, the rest as a save
+# begins (seen in its log), so inside a save whatever the host's speed. Every
 # relaunch resumes from the newest complete checkpoint (the trainer loads it
 # and checks its weights belong to its step: a partial one would fail the
 # load or the check), and loses at most one checkpoint interval of steps.
@@ -34,12 +35,44 @@ trainer_of() {
   fail "attempt $attempt never ran"
 }
 
+# kill_inside_a_save LOG PID: SIGKILL to PID as soon as LOG shows the step
+# line that opens a save (weights first, about 0.1 s of fsynced writes, then
+# trainer_state.json). Read from the log, not timed: a busy host makes the
+# import of torch alone take longer than any fixed delay.
+kill_inside_a_save() {
+  python3 - "$1" "$2" "$every" <<'PY'
+import os, re, signal, sys, time
+log, pid, every = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+deadline, rest = time.monotonic() + 120, ""
+with open(log, errors="replace") as f:
+    f.seek(0, os.SEEK_END)  # the next save, not one already in the log
+    while time.monotonic() < deadline:
+        chunk = f.read()
+        if not chunk:
+            if not os.path.exists(f"/proc/{pid}"):
+                sys.exit(0)  # gone already: the next attempt is aimed again
+            time.sleep(0.002)
+            continue
+        *lines, rest = (rest + chunk).split("\n")
+        for line in lines:
+            m = re.match(r"step (\d+) \|", line)
+            if m and int(m.group(1)) % every == 0:
+                os.kill(pid, signal.SIGKILL)
+                sys.exit(0)
+os.kill(pid, signal.SIGKILL)
+PY
+}
+
 for attempt in $(seq 1 "$kills"); do
   pid=$(trainer_of "$attempt")
-  # Anywhere from its start (importing torch) to past a save (one every
-  # 10 steps of 0.02 s, each save about 0.1 s).
-  sleep "$(python3 -c 'import random; print(round(random.uniform(0.2, 2.0), 2))')"
-  kill -9 "$pid" 2>/dev/null || true
+  if ((attempt % 2)); then
+    # Anywhere from its start (importing torch) to past a save (one every
+    # 10 steps of 0.02 s, each save about 0.1 s).
+    sleep "$(python3 -c 'import random; print(round(random.uniform(0.2, 2.0), 2))')"
+    kill -9 "$pid" 2>/dev/null || true
+  else
+    kill_inside_a_save "$(job_field kills 'j["log_path"]')" "$pid"
+  fi
 done
 trainer_of $((kills + 1)) >/dev/null
 sleep 1
