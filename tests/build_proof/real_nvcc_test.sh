@@ -153,12 +153,9 @@ else
 fi
 
 # 2. Governed: the same make under gpuctl build, with the limit as budget.
-# The agent's guard is off: with it on, the governor also keeps the build
-# below the host's room (BuildWatch::Govern), and this test proves the budget
-# alone, the same on a quiet host and on a busy one (CI compiles beside it).
 mkdir -p "$work/state" "$work/obj-governed"
 "$build/daemon/gpuctld" --listen "unix:$work/gpuctld.sock" --state-dir "$work/state" --tmux-socket "gpuctl-proof-$$" \
-  --cgroup-parent "/gpuctl-proof-$$" --nvml-library /nonexistent --nvidia-smi /nonexistent --no-lock-memory --guard off \
+  --cgroup-parent "/gpuctl-proof-$$" --nvml-library /nonexistent --nvidia-smi /nonexistent --no-lock-memory \
   2>"$work/gpuctld.log" &
 agent_pid=$!
 for _ in $(seq 100); do [[ -S $work/gpuctld.sock ]] && break; sleep 0.1; done
