@@ -32,8 +32,7 @@ timed install bash scripts/install-deps.sh --test
 # cache still being filled waits on its lock instead of filling it again. At
 # a low priority, not the lowest: at nice 19 and idle I/O class the first
 # debootstrap root took 980 s beside the compiler (dpkg starved of CPU and
-# disk) and the fresh-host tests waited for it; it needs about a minute of
-# one core in all.
+# disk) and the fresh-host tests waited for it.
 mkdir -p build
 nice -n 10 ionice -c 2 -n 7 bash scripts/prefetch.sh build >build/prefetch.log 2>&1 &
 prefetch=$!
