@@ -36,6 +36,44 @@ TEST(GroupCompileTrees, AnNvccTreeHoldsItsShellsAndStages) {
   EXPECT_EQ(grouped.other_rss_bytes, uint64_t{10 + 1 + 1} * 4096);
 }
 
+// Captured here: a clang -fsanitize=address program at its exit, stopped
+// ('t') by LeakSanitizer, and LSan's tracer, a child cloned with CLONE_VM
+// but not as a thread, so a process of its own with the same memory. The
+// governor once summed both (a 700 MiB fake compile "reached 1.4 GiB") and
+// failed a build that fit.
+constexpr const char* kSanitizedAtExit =
+    "9374 (lsanbig) t 9373 9371 6322 0 -1 4194304 166843 0 0 0 9 43 0 0 20 0 1 0 2630686 21990280634368 142276 "
+    "18446744073709551615 94366705426432 94366706204521 140729651273968 0 0 0 0 6 1216 1 0 0 17 0 0 0 0 0 0 "
+    "94366706406976 94366706420624 94366982684672 140729651280508 140729651280518 140729651280518 140729651281902 0";
+constexpr const char* kLeakSanitizerTracer =
+    "9860 (lsanbig) R 9374 9371 6322 0 -1 4194368 52 0 0 0 0 0 0 0 20 0 1 0 2630739 21990280634368 142276 "
+    "18446744073709551615 94366705426432 94366706204521 140729651273968 0 0 0 2122054167 6 25167080 0 0 0 0 0 0 0 "
+    "0 0 0 94366706406976 94366706420624 94366982684672 140729651280508 140729651280518 140729651280518 "
+    "140729651281902 0";
+
+sys::ProcStat Parsed(const char* line, std::string comm) {
+  auto stat = sys::ParseProcStat(line);
+  EXPECT_TRUE(stat.ok()) << stat.status().ToString();
+  sys::ProcStat out = stat.ok() ? *stat : sys::ProcStat{};
+  out.comm = std::move(comm);  // named as the compile it stands for
+  return out;
+}
+
+TEST(GroupCompileTrees, AChildSharingItsParentsMemoryIsCountedOnce) {
+  sys::ProcStat compile = Parsed(kSanitizedAtExit, "cc"), tracer = Parsed(kLeakSanitizerTracer, "cc");
+  BuildProcesses grouped = GroupCompileTrees({Proc(9373, 1, "make", 10), compile, tracer}, 4096);
+  ASSERT_EQ(grouped.trees.size(), 1u);
+  EXPECT_EQ(grouped.trees[0].pids, (std::vector<int64_t>{9374, 9860}));
+  EXPECT_EQ(grouped.trees[0].rss_bytes, uint64_t{142276} * 4096);
+
+  // A child of its own memory (after its exec: another layout) is summed.
+  tracer.start_stack += 4096;
+  EXPECT_EQ(GroupCompileTrees({compile, tracer}, 4096).trees.at(0).rss_bytes, uint64_t{2 * 142276} * 4096);
+  // And so is one whose layout the reader could not see.
+  compile.start_stack = tracer.start_stack = 0;
+  EXPECT_EQ(GroupCompileTrees({compile, tracer}, 4096).trees.at(0).rss_bytes, uint64_t{2 * 142276} * 4096);
+}
+
 TEST(GroupCompileTrees, ATreeWantsACoreForEachRunningMember) {
   // nvcc --threads 2: two cicc on a CPU, the driver and shells asleep.
   BuildProcesses grouped = GroupCompileTrees({Proc(102, 1, "nvcc", 2), Proc(103, 102, "sh", 1),

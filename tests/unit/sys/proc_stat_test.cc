@@ -27,7 +27,19 @@ TEST(ParseProcStat, ReadsTheFieldsOfARealLine) {
   EXPECT_EQ(stat->start_time_ticks, 953064u);
   EXPECT_EQ(stat->vsize_bytes, 3133440u);
   EXPECT_EQ(stat->rss_pages, 418);
+  EXPECT_EQ(stat->start_code, 94440088272896u);
+  EXPECT_EQ(stat->end_code, 94440088292777u);
+  EXPECT_EQ(stat->start_stack, 140730446272752u);
   EXPECT_FALSE(stat->exited());
+}
+
+// A line that ends at rss (what older captures and the fuzz corpus hold)
+// still parses; the fields after it read as unknown (0).
+TEST(ParseProcStat, ALineEndingAtRssLeavesTheLayoutUnknown) {
+  auto stat = ParseProcStat("7 (sh) S 1 7 7 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 55 4096 3");
+  ASSERT_TRUE(stat.ok()) << stat.status().ToString();
+  EXPECT_EQ(stat->rss_pages, 3);
+  EXPECT_EQ(stat->start_stack, 0u);
 }
 
 // A process may call itself "(a) b)" (prctl PR_SET_NAME): only the last ')'
