@@ -108,13 +108,16 @@ void AgentRuntime::StartProvisioning() {
 }
 
 // Builds: prepared from the host's facts at each start, then governed live
-// in their cgroups (no cgroups: they run, ungoverned).
+// in their cgroups (no cgroups: refused, saying why).
 void AgentRuntime::StartBuilds() {
   build_watch_ = StartBuildWatch(config_.state_dir, *jobs_, *event_log_, guard_plan_, job_cgroups_, *processes_,
                                  host_fs_, clock_);
   agent_service_->AttachBuilds({
       .prepare = [this](train::JobSpec& spec) {
-        return PrepareBuildSpec(spec, ReadBuildHostFacts(host_fs_, guard_plan_, cgroups_, *sampler_));
+        // The user's arguments first (a bad one is exit 2 on any agent).
+        Status prepared = PrepareBuildSpec(spec, ReadBuildHostFacts(host_fs_, guard_plan_, cgroups_, *sampler_));
+        if (!prepared.ok()) return prepared;
+        return BuildsCanBeGoverned(guard_plan_, build_watch_ ? job_cgroups_ : nullptr);
       },
       .status = [this](const std::string& run_id) {
         return build_watch_ ? build_watch_->Stats(run_id) : std::nullopt;

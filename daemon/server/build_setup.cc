@@ -46,6 +46,17 @@ build::BuildHostFacts ReadBuildHostFacts(const sys::HostFs& fs, const std::optio
   return facts;
 }
 
+Status BuildsCanBeGoverned(const std::optional<GuardPlan>& guard, const sys::CgroupDriver* job_cgroups) {
+  if (job_cgroups != nullptr) return Status::Ok();
+  std::string why = !guard ? "it runs with --guard off"
+                    : guard->no_job_cgroups_why.empty() ? "this host has no memory cgroup controller it can use"
+                                                        : guard->no_job_cgroups_why;
+  return FailedPrecondition("this agent cannot govern a build: " + why +
+                            ". A build runs in a memory cgroup whose limit is its budget, with the governor "
+                            "pausing compiles inside it, and without one it would run unbounded. Run gpuctld as "
+                            "root with its guard on (the default), or run the build outside gpuctl");
+}
+
 Status PrepareBuildSpec(train::JobSpec& spec, const build::BuildHostFacts& facts) {
   Result<build::PreparedBuild> prepared = build::PrepareBuild(spec.build.mem_budget_bytes, spec.build.cpus,
                                                               spec.build.archs, facts);

@@ -35,6 +35,12 @@ build::BuildHostFacts BuildMemoryFacts(const sys::HostFs& fs, const std::optiona
 build::BuildHostFacts ReadBuildHostFacts(const sys::HostFs& fs, const std::optional<GuardPlan>& guard,
                                          sys::CgroupDriver* cgroups, health::HealthSampler& sampler);
 
+// A build is a memory cgroup whose limit is its budget, governed live: an
+// agent whose jobs get no cgroup (--guard off, or the job cgroup could not
+// be made) refuses it (kFailedPrecondition, saying why) instead of running
+// it unbounded and ungoverned while reporting a budget it does not keep.
+Status BuildsCanBeGoverned(const std::optional<GuardPlan>& guard, const sys::CgroupDriver* job_cgroups);
+
 // Sets a build spec's memory limit to its budget and adds the build
 // environment under the user's own --env (the user's values win).
 Status PrepareBuildSpec(train::JobSpec& spec, const build::BuildHostFacts& facts);
@@ -50,7 +56,8 @@ build::BuildOutcome BuildOutcomeOf(train::JobSupervisor& jobs, const build::Buil
 // build that cannot fit (marking the run failed and killing its cgroup),
 // publishes its events, and takes the room left in the guard's domain
 // (DomainRoom). Its peak history is kept in STATE_DIR/build-peaks.json. Null
-// without a cgroup driver (jobs without cgroups): builds then run, ungoverned.
+// without a cgroup driver (jobs without cgroups): builds are then refused
+// (BuildsCanBeGoverned).
 // Everything passed must outlive the watch.
 std::unique_ptr<build::BuildWatch> StartBuildWatch(const std::string& state_dir, train::JobSupervisor& jobs,
                                                    events::EventLog& events, const std::optional<GuardPlan>& guard,

@@ -73,7 +73,9 @@ Result<GuardPlan> PlanGuard(const DaemonConfig& config, const sys::HostFs& fs, s
     return FailedPrecondition("cannot create the job cgroup " + parent + ": " + made.message() +
                               " (run as root, or choose another --cgroup-parent)");
   } else {
-    spdlog::warn("jobs run without memory cgroups ({}): the guard kills them by process group", made.message());
+    plan.no_job_cgroups_why = "it could not create the job cgroup " + parent + ": " + made.message();
+    spdlog::warn("jobs run without memory cgroups ({}): the guard kills them by process group; builds are refused",
+                 made.message());
   }
   spdlog::info("memory guard: domain {} ({}), kill below {}, warn below {}, jobs limited to {}",
                config.guard_domain, FormatBytes(plan.domain_total_bytes),

@@ -26,6 +26,9 @@ struct GuardPlan {
   // For the job supervisor: where job cgroups go and their default limit.
   // cgroup_parent empty: jobs run without cgroups (none could be made).
   std::string job_cgroup_parent;
+  // Why job_cgroup_parent is empty (the cgroup could not be made), for the
+  // builds refused without one (BuildsCanBeGoverned).
+  std::string no_job_cgroups_why;
   uint64_t default_job_limit_bytes = 0;
 };
 

@@ -43,10 +43,7 @@ cleanup() {
     wait "$agent_pid" 2>/dev/null || true
   fi
   tmux -L "gpuctl-torch-$$" kill-server 2>/dev/null || true
-  for cg in /sys/fs/cgroup/memory/gpuctl-torch-$$/*/ /sys/fs/cgroup/memory/gpuctl-torch-$$ \
-    /sys/fs/cgroup/gpuctl-torch-$$/*/ /sys/fs/cgroup/gpuctl-torch-$$; do
-    [[ -d $cg ]] && rmdir "$cg" 2>/dev/null || true
-  done
+  bash "$here/../remove_test_cgroups.sh" "gpuctl-torch-$$" || true
   rm -rf "$work"
 }
 trap cleanup EXIT

@@ -1,10 +1,13 @@
 // gpuctl train, end to end: the real gpuctld and gpuctl, real tmux, real jobs.
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <thread>
 
+#include "tests/fakes/skip_policy.h"
 #include "tests/integration/train_fixture.h"
 
 namespace gpuctl::testing {
@@ -284,6 +287,14 @@ TEST_F(Train, BuildsAreRefusedOrStartedWithTheirEnvironment) {
   }
   struct stat st {};
   EXPECT_NE(stat((StateDir() + "/jobs/b").c_str(), &st), 0) << "a refused build left files behind";
+  if (geteuid() != 0) {
+    // Not root: jobs get no memory cgroup, so a build cannot be governed and
+    // is refused, saying why (BuildRefusal covers that as root).
+    RunResult refused = Gpuctl({"build", "--name", "b", "--", "true"});
+    EXPECT_EQ(refused.exit_code, 2) << refused.err;
+    EXPECT_NE(refused.err.find("cannot govern a build"), std::string::npos) << refused.err;
+    GPUCTL_SKIP() << "needs root for the rest: a build runs in a memory cgroup";
+  }
 
   RunResult r = Gpuctl({"build", "--name", "b", "--archs", "8.0,9.0", "--cpus", "1", "--mem-budget", "1G", "--env",
                         "NVCC_THREADS=7", "--wait", "--", "sh", "-c",
@@ -297,6 +308,22 @@ TEST_F(Train, BuildsAreRefusedOrStartedWithTheirEnvironment) {
   RunResult failing = Gpuctl({"build", "--name", "f", "--mem-budget", "1G", "--wait", "--", "false"});
   EXPECT_EQ(failing.exit_code, 1) << "a build that ran and failed is not a usage error";
   EXPECT_NE(failing.err.find("did not succeed"), std::string::npos) << failing.err;
+}
+
+// An agent with its guard off gives jobs no memory cgroup: `gpuctl build`
+// is refused (exit 2, nothing done), saying why. Before, the build
+// ran unbounded and ungoverned ("succeeded, 0 compiles, 0 pauses").
+TEST_F(Train, AnAgentWithoutItsGuardRefusesBuildsSayingWhy) {
+  std::vector<std::string> flags = AgentFlags();
+  flags.erase(std::find(flags.begin(), flags.end(), "--guard"), flags.end());  // as root: --guard on --cgroup-parent P
+  flags.insert(flags.end(), {"--guard", "off"});
+  StartAgent(flags, AgentEnv());
+  RunResult r = Gpuctl({"build", "--name", "b", "--mem-budget", "1G", "--", "true"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--guard off"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cannot govern a build"), std::string::npos) << r.err;
+  json list = json::parse(Gpuctl({"-o", "json", "train", "list"}).out);
+  EXPECT_EQ(list["jobs"].size(), 0u) << list.dump(2);
 }
 
 TEST_F(Train, ContainerJobsRunThroughPctExecAndLogThroughTheRootfs) {

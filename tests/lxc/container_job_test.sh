@@ -20,8 +20,12 @@ rootfs=/var/lib/lxc/$name/rootfs
 work=$(mktemp -d)
 agent_pid=
 cleanup() {
-  [ -z "$agent_pid" ] || kill "$agent_pid" 2>/dev/null || true
+  if [ -n "$agent_pid" ]; then
+    kill "$agent_pid" 2>/dev/null || true
+    wait "$agent_pid" 2>/dev/null || true
+  fi
   tmux -L "gpuctl-ct-test-$$" kill-server 2>/dev/null || true
+  bash "$here/../remove_test_cgroups.sh" "gpuctl-ct-test-$$" || true
   lxc-attach -n "$name" -- sh -c "rm -rf /var/lib/gpuctl/jobs/ct-* /opt/gpuctl-ct-build" >/dev/null 2>&1 || true
   "$here/stop_container.sh" "$name" >/dev/null 2>&1 || true
   rm -rf "$work"

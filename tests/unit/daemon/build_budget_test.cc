@@ -9,6 +9,7 @@
 #include "agents/sys/cgroup_driver.h"
 #include "agents/sys/host_fs.h"
 #include "agents/sys/process_control.h"
+#include "daemon/server/agent_startup.h"
 #include "daemon/server/build_setup.h"
 #include "tests/fakes/temp_dir.h"
 #include "common/units.h"
@@ -97,6 +98,39 @@ TEST(BuildBudget, AGuardDomainThatIsAFileIsRefused) {
   config.guard_domain = "cgroup:/G/memory.limit_in_bytes";
   Result<GuardPlan> plan = PlanGuard(config, host.fs, host.cgroups.get());
   EXPECT_EQ(plan.status().code(), ErrorCode::kInvalidArgument) << plan.status().ToString();
+}
+
+// A build is a cgroup whose limit is its budget, governed inside it. An
+// agent whose jobs get no cgroup refuses builds and says why; before, it ran
+// them unbounded and ungoverned and reported "0 compiles, 0 pauses".
+TEST(BuildRefusal, AnAgentWhoseJobsGetNoCgroupRefusesBuildsSayingWhy) {
+  Status off = BuildsCanBeGoverned(std::nullopt, nullptr);
+  EXPECT_EQ(off.code(), ErrorCode::kFailedPrecondition);
+  EXPECT_NE(off.message().find("--guard off"), std::string::npos) << off.message();
+
+  // The guard on, but a file stands where the job cgroup goes: jobs run
+  // without cgroups, and builds are refused with the reason.
+  BudgetHost host(/*v2=*/false);
+  ASSERT_NE(host.cgroups, nullptr);
+  host.dir.WriteFile("sys/fs/cgroup/memory/gpuctl", "not a cgroup\n");
+  DaemonConfig config;
+  Result<GuardPlan> plan = PlanGuard(config, host.fs, host.cgroups.get());
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->job_cgroup_parent, "");
+  train::JobSupervisorOptions jobs = JobOptionsFor(config, *plan, host.cgroups.get(), "/root");
+  EXPECT_EQ(jobs.cgroups, nullptr);
+  Status refused = BuildsCanBeGoverned(*plan, jobs.cgroups);
+  EXPECT_EQ(refused.code(), ErrorCode::kFailedPrecondition);
+  EXPECT_NE(refused.message().find("could not create the job cgroup /gpuctl"), std::string::npos)
+      << refused.message();
+
+  // Where the job cgroups could be made, builds go ahead.
+  BudgetHost usable(/*v2=*/false);
+  Result<GuardPlan> made = PlanGuard(config, usable.fs, usable.cgroups.get());
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  EXPECT_EQ(made->job_cgroup_parent, "/gpuctl");
+  train::JobSupervisorOptions governed = JobOptionsFor(config, *made, usable.cgroups.get(), "/root");
+  EXPECT_TRUE(BuildsCanBeGoverned(*made, governed.cgroups).ok());
 }
 
 }  // namespace
