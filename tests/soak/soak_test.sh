@@ -95,6 +95,7 @@ for i in 1 2 3 4; do echo "int x;" >"$work/src/a$i.c"; done
 : >"$work/nvml-processes"
 : >"$work/started"
 : >"$work/removed"
+: >"$work/rm-refused"
 
 gpuctl() { "$build/client/gpuctl" --agent "unix:$sock" "$@"; }
 # For `gpuctl_bg ... &`: a function run in the background is a subshell, so
@@ -153,9 +154,16 @@ short_worker() {
     code=$((n % 3))
     gpuctl train start --name "s$n-$code" -- sh -c "echo short $n; exit $code" >/dev/null 2>&1 && record_start "s$n-$code"
     # Ended ones are removed now and then (rm refuses what may still run).
+    # Noted before the call: a list may answer after the agent removed it
+    # and before rm's exit is seen, and an rm cut short by the agent's kill
+    # -9 (exit 3, "may have gone through") may have removed it. A refusal
+    # (1 or 2) means the record must still be there.
     if ((n % 5 == 0)); then
       old="s$((n - 4))-$(((n - 4) % 3))"
-      gpuctl train rm "$old" >/dev/null 2>&1 && echo "$old" >>"$work/removed"
+      echo "$old" >>"$work/removed"
+      rc=0
+      gpuctl train rm "$old" >/dev/null 2>&1 || rc=$?
+      if ((rc == 1 || rc == 2)); then echo "$old" >>"$work/rm-refused"; fi
     fi
     sleep 1
   done
@@ -204,18 +212,22 @@ check_records() {
   cp "$work/started" "$work/started.seen"
   gpuctl -o json train list >"$work/list.json" 2>"$work/list.err" || { say "train list failed: $(cat "$work/list.err")"; return 0; }
   cp "$work/removed" "$work/removed.seen"
-  python3 - "$work/list.json" "$work/started.seen" "$work/removed.seen" <<'PY' || fail "records: see above"
+  cp "$work/rm-refused" "$work/rm-refused.seen"
+  python3 - "$work/list.json" "$work/started.seen" "$work/removed.seen" "$work/rm-refused.seen" <<'PY' || fail "records: see above"
 import json, sys
 jobs = {j["name"]: j for j in json.load(open(sys.argv[1]))["jobs"]}
 started = [l.strip() for l in open(sys.argv[2]) if l.strip()]
-removed = {l.strip() for l in open(sys.argv[3]) if l.strip()}
+# Asked to be removed (the outcome may not be known); refused for certain.
+removing = {l.strip() for l in open(sys.argv[3]) if l.strip()}
+refused = {l.strip() for l in open(sys.argv[4]) if l.strip()}
 bad = []
 for name in started:
-    if name in removed:
-        continue
     job = jobs.get(name)
     if job is None:
-        bad.append(f"{name}: told started, but no record")
+        if name in removing and name not in refused:
+            continue
+        why = " (its rm was refused)" if name in refused else ""
+        bad.append(f"{name}: told started, but no record{why}")
         continue
     state = job["state"]
     if state in ("succeeded", "failed", "stopped", "lost", "killed_by_guard"):
