@@ -183,7 +183,9 @@ std::optional<std::vector<TreeSample>> BuildWatch::Sample(Run& run, uint64_t& ot
     auto stat = sys::ParseProcStat(*text);
     if (stat.ok()) processes.push_back(std::move(*stat));
   }
-  BuildProcesses grouped = GroupCompileTrees(processes, page_bytes_);
+  BuildProcesses grouped = GroupCompileTrees(processes, page_bytes_, [this](int64_t child, int64_t parent) {
+    return processes_.SameAddressSpace(child, parent);
+  });
   std::map<std::string, CompileCommand> commands;
   std::map<std::string, std::set<int64_t>> ciccs_seen;
   run.members.clear();

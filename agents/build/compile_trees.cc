@@ -12,20 +12,30 @@ namespace {
 // a sanitized program's exit, a vfork or posix_spawn child before its exec)
 // is a process of its own that shares its parent's address space, and its
 // stat shows the same rss as the parent's. Summed, one compile seemed to hold
-// twice its memory and a build was failed as one that "cannot fit". The
-// kernel gives no id of an address space in stat, so the same layout (code,
-// stack, size) and the same rss stand for it. A forked child that has
-// touched nothing yet matches too, and counting its copy-on-write pages once
-// is right for it as well.
-bool SharesItsParentsMemory(const sys::ProcStat& child, const sys::ProcStat& parent) {
+// twice its memory and a build was failed as one that "cannot fit". Stat
+// gives no id of an address space: the same layout (code and stack, which
+// differ after an exec) picks the candidates, and kcmp(2) decides. Where it
+// cannot, the same size and rss too stand for it (a forked child that has
+// touched nothing yet matches as well, and counting its copy-on-write pages
+// once is right for it).
+bool SameLayout(const sys::ProcStat& child, const sys::ProcStat& parent) {
   return child.start_stack != 0 && child.start_stack == parent.start_stack &&
-         child.start_code == parent.start_code && child.end_code == parent.end_code &&
-         child.vsize_bytes == parent.vsize_bytes && child.rss_pages == parent.rss_pages;
+         child.start_code == parent.start_code && child.end_code == parent.end_code;
+}
+
+bool SharesItsParentsMemory(const sys::ProcStat& child, const sys::ProcStat& parent,
+                            const SameAddressSpaceFn& same_address_space) {
+  if (!SameLayout(child, parent)) return false;
+  if (same_address_space) {
+    if (std::optional<bool> same = same_address_space(child.pid, parent.pid)) return *same;
+  }
+  return child.vsize_bytes == parent.vsize_bytes && child.rss_pages == parent.rss_pages;
 }
 
 }  // namespace
 
-BuildProcesses GroupCompileTrees(const std::vector<sys::ProcStat>& processes, uint64_t page_bytes) {
+BuildProcesses GroupCompileTrees(const std::vector<sys::ProcStat>& processes, uint64_t page_bytes,
+                                 const SameAddressSpaceFn& same_address_space) {
   std::map<int64_t, const sys::ProcStat*> by_pid;
   for (const sys::ProcStat& process : processes) {
     if (!process.exited()) by_pid[process.pid] = &process;
@@ -49,7 +59,9 @@ BuildProcesses GroupCompileTrees(const std::vector<sys::ProcStat>& processes, ui
   for (const auto& [pid, process] : by_pid) {
     uint64_t rss = process->rss_pages > 0 ? static_cast<uint64_t>(process->rss_pages) * page_bytes : 0;
     auto parent = by_pid.find(process->ppid);
-    if (parent != by_pid.end() && parent->first != pid && SharesItsParentsMemory(*process, *parent->second)) rss = 0;
+    bool shared = parent != by_pid.end() && parent->first != pid &&
+                  SharesItsParentsMemory(*process, *parent->second, same_address_space);
+    if (shared) rss = 0;
     int64_t root = root_of(*process);
     if (root == 0) {
       out.other_rss_bytes += rss;

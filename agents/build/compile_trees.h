@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,9 +32,17 @@ struct BuildProcesses {
   uint64_t other_rss_bytes = 0;    // processes in no tree: ninja, make, python, sh
 };
 
+// Whether a child shares its parent's address space (kcmp), nullopt when
+// that cannot be known (sys::ProcessControl::SameAddressSpace).
+using SameAddressSpaceFn = std::function<std::optional<bool>(int64_t child, int64_t parent)>;
+
 // `processes`: every process of the build (its cgroup); exited ones
 // (zombies) are left out. A process whose parent is outside the list is a
-// top; a cycle in bad input cannot loop (each walk is bounded).
-BuildProcesses GroupCompileTrees(const std::vector<sys::ProcStat>& processes, uint64_t page_bytes);
+// top; a cycle in bad input cannot loop (each walk is bounded). A child
+// that shares its parent's address space is counted once: asked of
+// `same_address_space` when its layout is its parent's, else judged by its
+// layout, size and rss all being its parent's.
+BuildProcesses GroupCompileTrees(const std::vector<sys::ProcStat>& processes, uint64_t page_bytes,
+                                 const SameAddressSpaceFn& same_address_space = {});
 
 }  // namespace gpuctl::build

@@ -25,8 +25,8 @@ struct ProcStat {
   uint64_t vsize_bytes = 0;       // 23
   int64_t rss_pages = 0;          // 24
   // 26-28: where the address space's code and stack are. Zero when the
-  // line stops before them or the reader may not see them (the kernel hides
-  // them from an unprivileged reader of another user's process).
+  // line stops before them; a reader the kernel does not let see them
+  // (another user's process, unprivileged) reads 1, 1 and 0.
   uint64_t start_code = 0;   // 26
   uint64_t end_code = 0;     // 27
   uint64_t start_stack = 0;  // 28

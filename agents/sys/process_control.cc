@@ -32,6 +32,7 @@ constexpr long kSysProcessMrelease = SYS_process_mrelease;
 #else
 constexpr long kSysProcessMrelease = 448;
 #endif
+constexpr int kKcmpVm = 1;  // KCMP_VM of <linux/kcmp.h>
 
 // pid 0 and negative pids mean "my group" or "every process" to kill(2); a
 // value beyond pid_t would be truncated into some other pid. Neither may ever
@@ -130,6 +131,13 @@ class KillProcessControl : public ProcessControl {
     // ESRCH: gone; ENOSYS: an older kernel. The exit frees it in each case.
     if (released == 0 || err == EINVAL || err == ESRCH || err == ENOSYS) return Status::Ok();
     return IoError("process_mrelease(" + std::to_string(pid) + "): " + std::strerror(err));
+  }
+
+  std::optional<bool> SameAddressSpace(int64_t a, int64_t b) override {
+    if (fs_.root() != "/" || !ValidPid(a) || !ValidPid(b)) return std::nullopt;
+    long same = ::syscall(SYS_kcmp, static_cast<pid_t>(a), static_cast<pid_t>(b), kKcmpVm, 0, 0);
+    if (same < 0) return std::nullopt;  // ENOSYS, EPERM, ESRCH
+    return same == 0;                   // 1 and 2 order two different ones
   }
 
   Status SignalGroup(int64_t pgid, int sig) override {

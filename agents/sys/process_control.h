@@ -44,6 +44,12 @@ class ProcessControl {
   // so a pid reused since the kill is safe. Gone, not dying, or a kernel
   // without the call: nothing done, not an error (the exit frees it anyway).
   virtual Status ReleaseMemory(int64_t /*pid*/) { return Status::Ok(); }
+  // Whether two processes share one address space (kcmp(2) KCMP_VM): a
+  // child cloned with CLONE_VM but not as a thread, such as LeakSanitizer's
+  // tracer or a vfork/posix_spawn child before its exec. nullopt when it
+  // cannot be known (no kcmp, no permission, a pid gone, or a HostFs rooted
+  // at a fixture tree, whose pids are not this host's).
+  virtual std::optional<bool> SameAddressSpace(int64_t /*a*/, int64_t /*b*/) { return std::nullopt; }
 };
 
 std::unique_ptr<ProcessControl> MakeProcessControl(const HostFs& fs);

@@ -3,12 +3,17 @@
 #include "agents/sys/process_control.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <vector>
+
 #include "agents/sys/host_fs.h"
 #include "agents/sys/proc_stat.h"
+#include "tests/fakes/skip_policy.h"
 #include "tests/integration/process_support.h"
 
 namespace gpuctl::sys {
@@ -119,6 +124,30 @@ TEST_F(ProcessControlTest, ReleaseMemoryLeavesTheLiveAloneAndFreesTheDying) {
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
   EXPECT_TRUE(control_->ReleaseMemory(pid).ok()) << "gone is fine";
   EXPECT_EQ(control_->ReleaseMemory(-1).code(), ErrorCode::kInvalidArgument);
+}
+
+// A clone(CLONE_VM) child shares the test's address space, as
+// LeakSanitizer's tracer shares a sanitized compile's; a forked one has its
+// own. Only raw syscalls in the clone: it runs on the test's memory.
+int PauseInSharedMemory(void*) {
+  for (;;) ::syscall(SYS_pause);
+}
+
+TEST_F(ProcessControlTest, SameAddressSpaceTellsACloneVmChildFromAForkedOne) {
+  if (!control_->SameAddressSpace(::getpid(), ::getpid())) {
+    GPUCTL_SKIP_ALLOWED(kPlatform) << "kcmp(2) cannot be used here (a kernel without CONFIG_KCMP, or a seccomp filter)";
+  }
+  static std::vector<char> stack(256 << 10);  // outlives the child (TearDown reaps it)
+  pid_t shared = Track(::clone(PauseInSharedMemory, stack.data() + stack.size(), CLONE_VM | SIGCHLD, nullptr));
+  ASSERT_GT(shared, 0);
+  pid_t forked = Track(ForkGroupLeader(PauseForever));
+  ASSERT_GT(forked, 0);
+  EXPECT_EQ(control_->SameAddressSpace(shared, ::getpid()), std::optional<bool>(true));
+  EXPECT_EQ(control_->SameAddressSpace(forked, ::getpid()), std::optional<bool>(false));
+  EXPECT_EQ(control_->SameAddressSpace(0, ::getpid()), std::nullopt);
+  // Under a fixture tree the pids are not this host's: never asked.
+  HostFs fixture{"/tmp"};
+  EXPECT_EQ(MakeProcessControl(fixture)->SameAddressSpace(shared, ::getpid()), std::nullopt);
 }
 
 TEST_F(ProcessControlTest, AZombieIsNotAlive) {

@@ -156,14 +156,15 @@ short_worker() {
     # Ended ones are removed now and then (rm refuses what may still run).
     # Noted before the call: a list may answer after the agent removed it
     # and before rm's exit is seen, and an rm cut short by the agent's kill
-    # -9 (exit 3, "may have gone through") may have removed it. A refusal
-    # (1 or 2) means the record must still be there.
+    # -9 (exit 3, "may have gone through", or 1 when the transport broke)
+    # may have removed it. A refusal (2: it may still run) means the record
+    # must still be there.
     if ((n % 5 == 0)); then
       old="s$((n - 4))-$(((n - 4) % 3))"
       echo "$old" >>"$work/removed"
       rc=0
       gpuctl train rm "$old" >/dev/null 2>&1 || rc=$?
-      if ((rc == 1 || rc == 2)); then echo "$old" >>"$work/rm-refused"; fi
+      if ((rc == 2)); then echo "$old" >>"$work/rm-refused"; fi
     fi
     sleep 1
   done

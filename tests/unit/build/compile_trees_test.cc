@@ -66,8 +66,28 @@ TEST(GroupCompileTrees, AChildSharingItsParentsMemoryIsCountedOnce) {
   EXPECT_EQ(grouped.trees[0].pids, (std::vector<int64_t>{9374, 9860}));
   EXPECT_EQ(grouped.trees[0].rss_bytes, uint64_t{142276} * 4096);
 
-  // A child of its own memory (after its exec: another layout) is summed.
+  // Where kcmp(2) can tell, it decides: the same address space though the
+  // rss moved between the two reads (counted once), and a forked child of
+  // the same layout and rss that is not the same one (summed).
+  const uint64_t once = uint64_t{142276} * 4096;
+  auto same = [](int64_t, int64_t) { return std::optional<bool>(true); };
+  auto other = [](int64_t, int64_t) { return std::optional<bool>(false); };
+  auto unknown = [](int64_t, int64_t) { return std::optional<bool>(); };
+  sys::ProcStat moved = tracer;
+  moved.rss_pages += 300;
+  EXPECT_EQ(GroupCompileTrees({compile, moved}, 4096, same).trees.at(0).rss_bytes, once);
+  EXPECT_EQ(GroupCompileTrees({compile, tracer}, 4096, other).trees.at(0).rss_bytes, 2 * once);
+  EXPECT_EQ(GroupCompileTrees({compile, tracer}, 4096, unknown).trees.at(0).rss_bytes, once);
+  EXPECT_EQ(GroupCompileTrees({compile, moved}, 4096, unknown).trees.at(0).rss_bytes, once + static_cast<uint64_t>(moved.rss_pages) * 4096);
+
+  // A child of its own memory (after its exec: another layout) is summed,
+  // and kcmp is not asked.
   tracer.start_stack += 4096;
+  auto never = [](int64_t, int64_t) -> std::optional<bool> {
+    ADD_FAILURE() << "kcmp asked about a child of another layout";
+    return true;
+  };
+  EXPECT_EQ(GroupCompileTrees({compile, tracer}, 4096, never).trees.at(0).rss_bytes, 2 * once);
   EXPECT_EQ(GroupCompileTrees({compile, tracer}, 4096).trees.at(0).rss_bytes, uint64_t{2 * 142276} * 4096);
   // And so is one whose layout the reader could not see.
   compile.start_stack = tracer.start_stack = 0;
