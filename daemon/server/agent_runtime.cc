@@ -117,7 +117,7 @@ void AgentRuntime::StartBuilds() {
         // The user's arguments first (a bad one is exit 2 on any agent).
         Status prepared = PrepareBuildSpec(spec, ReadBuildHostFacts(host_fs_, guard_plan_, cgroups_, *sampler_));
         if (!prepared.ok()) return prepared;
-        return BuildsCanBeGoverned(guard_plan_, build_watch_ ? job_cgroups_ : nullptr);
+        return BuildsCanBeGoverned(guard_plan_, job_cgroups_);  // the watch runs exactly when these exist
       },
       .status = [this](const std::string& run_id) {
         return build_watch_ ? build_watch_->Stats(run_id) : std::nullopt;
