@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <string_view>
 
 #include "common/units.h"
 
@@ -21,6 +22,9 @@ constexpr double kWaveEnd = 0.5;
 // a bound.
 constexpr double kPeerMargin = 1.15;
 constexpr double kHistoryMargin = 1.1;
+// A family's peaks stand for its files once two have shown theirs (one may
+// be its lightest).
+constexpr uint32_t kFamilyPeers = 2;
 // A forecast from peers needs this many past their peak: one may be a light file.
 constexpr size_t kShapePeers = 2;
 // Past the part of the shape peers have shown, a tail may rise this much over
@@ -75,6 +79,48 @@ std::string BuildGovernor::PeerKey(const TreeSample& tree) {
   return tree.program + "/" + std::to_string(tree.archs) + "/" + std::to_string(tree.threads);
 }
 
+std::string FileFamily(const TreeSample& tree) {
+  std::string family;
+  std::string word;
+  bool parameter = false;
+  auto end_word = [&] {
+    if (!word.empty() && !parameter) family += (family.empty() ? "" : "_") + word;
+    word.clear();
+    parameter = false;
+  };
+  const size_t slash = tree.source.rfind('/');
+  for (char c : std::string_view(tree.source).substr(slash == std::string::npos ? 0 : slash + 1)) {
+    const bool digit = c >= '0' && c <= '9';
+    if (digit || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
+      word += c;
+      parameter = parameter || digit;
+    } else {
+      end_word();
+    }
+  }
+  end_word();
+  return family;
+}
+
+std::string BuildGovernor::FamilyPeersKey(const TreeSample& tree) {
+  std::string family = FileFamily(tree);
+  return family.empty() ? family : PeerKey(tree) + "/" + family;
+}
+
+std::vector<std::string> BuildGovernor::PeerKeys(const TreeSample& tree) {
+  std::vector<std::string> keys = {PeerKey(tree)};
+  if (std::string family = FamilyPeersKey(tree); !family.empty()) keys.push_back(std::move(family));
+  return keys;
+}
+
+void BuildGovernor::CountPeak(const TreeSample& tree, uint64_t peak_bytes) {
+  for (const std::string& key : PeerKeys(tree)) {
+    PeerPeaks& peers = peers_[key];
+    peers.max = std::max(peers.max, peak_bytes);
+    ++peers.count;
+  }
+}
+
 std::string HistoryKey(const TreeSample& tree) {
   if (tree.source.empty()) return std::string();
   return tree.source + " (" + tree.program + ", " + std::to_string(tree.archs) + " archs, " +
@@ -89,11 +135,15 @@ uint64_t BuildGovernor::Predict(const Tracked& tracked) const {
   const TreeSample& tree = tracked.last;
   uint64_t predicted = 0;
   auto history = source_peaks_.find(HistoryKey(tree));
+  auto family = peers_.find(FamilyPeersKey(tree));
   auto peers = peers_.find(PeerKey(tree));
   bool modelled = tree.program == "nvcc";
   uint32_t peers_needed = modelled ? 2 : 1;  // the model is a fair start; one peer may be a light file
   if (history != source_peaks_.end()) {
     predicted = Scale(history->second, kHistoryMargin);
+  } else if (family != peers_.end() && family->second.count >= kFamilyPeers) {
+    predicted = Scale(family->second.max, kPeerMargin);
+    if (modelled) predicted = std::min(predicted, Model(tree));
   } else if (peers != peers_.end() && peers->second.count >= peers_needed) {
     predicted = Scale(peers->second.max, kPeerMargin);
     if (modelled) predicted = std::min(predicted, Model(tree));
@@ -187,9 +237,7 @@ void BuildGovernor::Observe(Tracked& tracked, const TreeSample& sample) {
     if (tracked.waves_done == 0) {
       tracked.curve.peak_passed_step = static_cast<int32_t>(step);
       // Its first, fullest peak is known now: a peer's, for the others.
-      PeerPeaks& peers = peers_[PeerKey(sample)];
-      peers.max = std::max(peers.max, tracked.peak_rss);
-      ++peers.count;
+      CountPeak(sample, tracked.peak_rss);
     }
     tracked.waves_done = waves;
     tracked.tail_max = sample.rss_bytes;
@@ -202,7 +250,8 @@ void BuildGovernor::LearnShapes() {
     for (const CompileCurve& curve : curves) by_kind[kind].push_back(&curve);
   }
   for (const auto& [id, tracked] : trees_) {
-    if (tracked.curve.peak_passed_step >= 0) by_kind[PeerKey(tracked.last)].push_back(&tracked.curve);
+    if (tracked.curve.peak_passed_step < 0) continue;
+    for (const std::string& peers : PeerKeys(tracked.last)) by_kind[peers].push_back(&tracked.curve);
   }
   peer_shapes_.clear();
   for (const auto& [kind, curves] : by_kind) {
@@ -210,16 +259,26 @@ void BuildGovernor::LearnShapes() {
   }
 }
 
-
 Forecast BuildGovernor::ForecastFor(const Tracked& tracked) const {
   const uint64_t reservation = std::max(Reservation(tracked), tracked.last.rss_bytes);
   const CurveShape* shape = nullptr;
   bool own_curve = false;
+  CurveShape family_climb;
   if (auto own = source_shapes_.find(HistoryKey(tracked.last)); own != source_shapes_.end()) {
     shape = &own->second;
     own_curve = true;
   } else if (auto peers = peer_shapes_.find(PeerKey(tracked.last)); peers != peer_shapes_.end()) {
     shape = &peers->second;
+    // Up to its peak it climbs as its family's files did: one template's
+    // files climb and pass alike, while across templates the fastest climb
+    // and the latest pass would hold it at its peak the longest (five archs:
+    // 550 -> 533 s). Past its peak, the tails of all its peers, which have
+    // been seen the furthest (the family's alone: 596 s).
+    if (auto family = peer_shapes_.find(FamilyPeersKey(tracked.last)); family != peer_shapes_.end()) {
+      family_climb = peers->second;
+      family_climb.climb = family->second.climb;
+      shape = &family_climb;
+    }
   }
   if (shape == nullptr) return {.steps = {}, .beyond = reservation};
   // Past its peak, its own peak is known: its tail scales with it, not with
@@ -272,16 +331,21 @@ void BuildGovernor::Forget(const std::vector<TreeSample>& trees) {
       continue;
     }
     const Tracked& ended = it->second;
-    PeerPeaks& peers = peers_[PeerKey(ended.last)];
-    peers.max = std::max(peers.max, ended.peak_rss);
-    if (ended.curve.peak_passed_step < 0) ++peers.count;  // else counted at its pass
+    if (ended.curve.peak_passed_step < 0) {
+      CountPeak(ended.last, ended.peak_rss);
+    } else {
+      // Counted at its pass; a later wave may have gone higher.
+      for (const std::string& peers : PeerKeys(ended.last)) peers_[peers].max = std::max(peers_[peers].max, ended.peak_rss);
+    }
     std::string key = HistoryKey(ended.last);
     if (!key.empty()) source_peaks_[key] = std::max(source_peaks_[key], ended.peak_rss);
     const double seconds = static_cast<double>(ended.run_ticks) * config_.tick_seconds;
     if (!key.empty()) source_seconds_[key] = seconds;
     CompileCurve curve = ended.curve;
     curve.ended = true;
-    if (curve.peak_passed_step >= 0) finished_curves_[PeerKey(ended.last)].push_back(curve);
+    if (curve.peak_passed_step >= 0) {
+      for (const std::string& peers : PeerKeys(ended.last)) finished_curves_[peers].push_back(curve);
+    }
     finished_.push_back({ended.last.program, key, ended.peak_rss, seconds, curve});
     it = trees_.erase(it);
   }

@@ -12,8 +12,10 @@
 //
 // Each tick:
 //  - every tree gets a predicted peak: its source file's peak from an
-//    earlier build, else the peak of finished peers (same program, archs and
-//    threads), else the model (nvcc: kNvccPeakOneArchBytes x min(threads,
+//    earlier build, else the highest of its family's peaks (files named
+//    alike but for digits, as generated kernel instantiations are:
+//    flash_bwd_hdim64_bf16_sm80.cu and flash_bwd_hdim256_bf16_sm80.cu), else
+//    the highest of its peers' (same program, archs and threads), else the model (nvcc: kNvccPeakOneArchBytes x min(threads,
 //    archs); anything else: twice what it has shown, at least 1 GiB); never
 //    less than it has already shown;
 //  - nvcc compiles its archs min(threads, archs) at a time, in waves, each
@@ -94,6 +96,14 @@ struct GovernorDecision {
 // (program, archs, threads); empty for a tree without a source.
 std::string HistoryKey(const TreeSample& tree);
 
+// A source's family: the words of its file's name (runs of letters and
+// digits) but those with a digit, which name the template parameters of
+// generated kernel files (hdim128, bf16, sm80): flash_bwd_hdim64_fp16_sm80.cu
+// is of the family "flash_bwd_cu". One template's files peak alike, and the
+// heaviest of a build's files may be another template's (five archs: a fwd
+// file peaks at 16.7 GiB, a bwd file at 26). Empty for a tree without a source.
+std::string FileFamily(const TreeSample& tree);
+
 // A compile that ended, with the highest memory it showed.
 struct FinishedCompile {
   std::string program;
@@ -149,6 +159,12 @@ class BuildGovernor {
     uint32_t count = 0;
   };
   static std::string PeerKey(const TreeSample& tree);
+  // Its family's peers: the same PeerKey and FileFamily.
+  static std::string FamilyPeersKey(const TreeSample& tree);
+  // The peers it teaches: its PeerKey, and its FamilyPeersKey if it has one.
+  static std::vector<std::string> PeerKeys(const TreeSample& tree);
+  // A tree's first peak passed or it ended: one more peak for its peers and family.
+  void CountPeak(const TreeSample& tree, uint64_t peak_bytes);
   // nvcc compiles its archs `parallel` at a time (--threads), in waves;
   // anything else is one wave of one lane.
   struct Waves {
@@ -172,7 +188,7 @@ class BuildGovernor {
   // What it will hold from now: from its file's curve in an earlier build,
   // else from its peers' curves in this one, else its Reservation for ever.
   Forecast ForecastFor(const Tracked& tracked) const;
-  // Shapes of each PeerKey from this build's compiles past their peak.
+  // Shapes of each PeerKey and FamilyPeersKey from this build's compiles past their peak.
   void LearnShapes();
   void Forget(const std::vector<TreeSample>& trees);
   // Advances the progress of the trees that ran since the last tick.
@@ -181,10 +197,11 @@ class BuildGovernor {
   GovernorConfig config_;
   std::map<std::string, uint64_t> source_peaks_;
   std::map<std::string, double> source_seconds_;
-  std::map<std::string, PeerPeaks> peers_;
+  std::map<std::string, PeerPeaks> peers_;  // by PeerKey and by FamilyPeersKey
   std::map<std::string, CurveShape> source_shapes_;  // by HistoryKey
-  std::map<std::string, std::vector<CompileCurve>> finished_curves_;  // by PeerKey, past their peak
-  std::map<std::string, CurveShape> peer_shapes_;  // by PeerKey
+  // Both by PeerKey and by FamilyPeersKey:
+  std::map<std::string, std::vector<CompileCurve>> finished_curves_;  // past their peak
+  std::map<std::string, CurveShape> peer_shapes_;
   uint32_t step_ticks_ = 1;
   // Forecasts from curves are scaled by this: the most a compile ran over
   // its forecast lately (decaying towards 1 as forecasts hold).

@@ -4,11 +4,15 @@
 // compiles and against the clairvoyant schedule (tests/sim/clairvoyant.h),
 // the best that knowing every compile's trace in advance allows. Prints the
 // README's table (markdown). Run:
-//   build/tests/bench/build_sim_bench [TRACE_CSV]
+//   build/tests/bench/build_sim_bench [--shapes 5x4,1x4] [TRACE_CSV]
+// --shapes: the builds to simulate, each ARCHSxNVCC_THREADS.
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/units.h"
 #include "tests/sim/build_sim.h"
@@ -24,10 +28,37 @@ std::string BenchRatio(const sim::SimResult& result, double base_s) {
   return ratio;
 }
 
+// "5x4,1x4" -> {{5, 4}, {1, 4}}; empty on a malformed list.
+std::vector<std::pair<uint32_t, uint32_t>> ParseShapes(const std::string& list) {
+  std::vector<std::pair<uint32_t, uint32_t>> shapes;
+  std::stringstream items(list);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    unsigned archs = 0, threads = 0;
+    char end = 0;
+    if (std::sscanf(item.c_str(), "%ux%u%c", &archs, &threads, &end) != 2 || archs == 0 || threads == 0 ||
+        archs > 64 || threads > 64) {
+      return {};
+    }
+    shapes.emplace_back(archs, threads);
+  }
+  return shapes;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string path = argc > 1 ? argv[1] : std::string(GPUCTL_FIXTURES_DIR) + "/nvcc-memtrace-1arch-t4.csv";
+  std::vector<std::pair<uint32_t, uint32_t>> shapes = {{5, 4}, {1, 4}};
+  int arg = 1;
+  if (arg + 1 < argc && std::strcmp(argv[arg], "--shapes") == 0) {
+    shapes = ParseShapes(argv[arg + 1]);
+    if (shapes.empty()) {
+      std::fprintf(stderr, "--shapes: a list of ARCHSxNVCC_THREADS, such as 5x4,1x4 (1-64 each)\n");
+      return 2;
+    }
+    arg += 2;
+  }
+  std::string path = arg < argc ? argv[arg] : std::string(GPUCTL_FIXTURES_DIR) + "/nvcc-memtrace-1arch-t4.csv";
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
@@ -39,7 +70,7 @@ int main(int argc, char** argv) {
   const sim::SimHost host = sim::IncidentHost();
   std::printf("Host: %u cores, %s available to the build, guard reserve %s; traces: %s\n\n", host.cores,
               FormatBytes(host.available_bytes).c_str(), FormatBytes(host.reserve_bytes).c_str(), path.c_str());
-  for (auto [archs, threads] : {std::pair{5u, 4u}, std::pair{1u, 4u}}) {
+  for (auto [archs, threads] : shapes) {
     auto compiles = sim::FlashAttnBuild(*profiles, archs, threads);
     if (!compiles.ok()) {
       std::fprintf(stderr, "%s\n", compiles.status().message().c_str());

@@ -381,6 +381,75 @@ TEST(BuildGovernor, PeersTeachTheirPeakOnceItHasPassed) {
   EXPECT_EQ(governor.PredictedPeak("new"), static_cast<uint64_t>(4.0 * 1.15 * static_cast<double>(kGiB)));
 }
 
+TEST(BuildGovernor, AFileIsPredictedFromItsFamilyBeforeItsHeavierPeers) {
+  // Five archs on four threads: two bwd files passed a 20 GiB peak, two fwd
+  // files a 16 GiB one, a fwd_split file a 12 GiB one. A fwd file of another
+  // head dim and type is predicted from its family (16 x 1.15), not from the
+  // heaviest peer (20 x 1.15); a family that has shown one peak, or none, is
+  // not enough.
+  BuildGovernor governor(Budget(200 * kGiB));
+  const std::vector<std::string> files = {"src/flash_bwd_hdim64_bf16_sm80.cu", "src/flash_bwd_hdim128_bf16_sm80.cu",
+                                          "src/flash_fwd_hdim64_bf16_sm80.cu", "src/flash_fwd_hdim128_bf16_sm80.cu",
+                                          "src/flash_fwd_split_hdim64_bf16_sm80.cu"};
+  auto tick = [&](std::vector<uint64_t> rss_gib) {
+    std::vector<TreeSample> trees;
+    for (size_t i = 0; i < files.size(); ++i) {
+      trees.push_back(Nvcc("c" + std::to_string(i), rss_gib[i] * kGiB, 5, 4, files[i]));
+    }
+    trees.push_back(Nvcc("fwd256", kMiB, 5, 4, "other/flash_fwd_hdim256_fp16_sm80.cu"));
+    trees.push_back(Nvcc("split128", kMiB, 5, 4, "src/flash_fwd_split_hdim128_bf16_sm80.cu"));
+    trees.push_back(Nvcc("causal", kMiB, 5, 4, "src/flash_fwd_hdim64_bf16_causal_sm80.cu"));
+    governor.Tick(trees, 0);
+  };
+  tick({2, 2, 2, 2, 2});
+  tick({20, 20, 16, 16, 12});
+  tick({6, 6, 4, 4, 3});  // every one passed its peak
+  const double gib = static_cast<double>(kGiB);
+  EXPECT_EQ(governor.PredictedPeak("fwd256"), static_cast<uint64_t>(16 * 1.15 * gib));
+  EXPECT_EQ(governor.PredictedPeak("split128"), static_cast<uint64_t>(20 * 1.15 * gib));
+  EXPECT_EQ(governor.PredictedPeak("causal"), static_cast<uint64_t>(20 * 1.15 * gib));
+}
+
+TEST(BuildGovernor, AFreshCompileClimbsAsItsFamilyDidNotAsItsFastestPeer) {
+  // Two families of one-arch compiles, each run alone before: fast_N.cu
+  // peaks at once (6 GiB for a step, then 1 GiB), slow_N.cu peaks late (1 GiB
+  // for three steps, 6 for one, then 1). A fast one is at its peak when a
+  // slow one comes: by its family the slow one's peak comes after the fast
+  // one's drop (7 GiB at most, in 10); by the envelope of all its peers it
+  // would peak at once (12).
+  GovernorConfig config = Budget(11 * kGiB);
+  config.tick_seconds = 1.0;  // a 2 s step is two ticks
+  BuildGovernor governor(config);
+  auto fast = [](int age) { return age < 2 ? 6 * kGiB : kGiB; };
+  auto slow = [](int age) { return age >= 6 && age < 8 ? 6 * kGiB : kGiB; };
+  struct Run {
+    std::string source;
+    int start, ticks;
+  };
+  const std::vector<Run> before = {{"k/fast_1.cu", 0, 8}, {"k/fast_2.cu", 8, 8}, {"k/slow_1.cu", 16, 14},
+                                   {"k/slow_2.cu", 30, 14}};
+  for (const Run& run : before) {
+    for (int age = 0; age < run.ticks; ++age) {
+      const bool is_fast = run.source.find("fast") != std::string::npos;
+      ASSERT_EQ(governor.Tick({Nvcc(run.source, is_fast ? fast(age) : slow(age), 1, 1, run.source)}, 0).paused, 0u);
+    }
+  }
+  ASSERT_EQ(governor.Tick({}, 0).running, 0u);
+  TreeSample fast_3 = Nvcc("fast_3", fast(0), 1, 1, "k/fast_3.cu");
+  ASSERT_EQ(governor.Tick({fast_3}, 0).running, 1u);
+  GovernorDecision decision = governor.Tick({fast_3, Nvcc("slow_3", 100 * kMiB, 1, 1, "k/slow_3.cu")}, 0);
+  EXPECT_EQ(decision.running, 2u);
+  EXPECT_TRUE(decision.pause.empty());
+}
+
+TEST(FileFamily, IsTheNamesWordsWithoutADigit) {
+  EXPECT_EQ(FileFamily(Nvcc("a", 0, 1, 1, "csrc/flash_attn/src/flash_bwd_hdim64_fp16_sm80.cu")), "flash_bwd_cu");
+  EXPECT_EQ(FileFamily(Nvcc("b", 0, 1, 1, "flash_fwd_split_hdim256_bf16_causal_sm80.cu")), "flash_fwd_split_causal_cu");
+  EXPECT_EQ(FileFamily(Nvcc("c", 0, 1, 1, "/k/gemm-f16-128x64.cpp")), "gemm_cpp");
+  EXPECT_EQ(FileFamily(Nvcc("d", 0, 1, 1, "/src/2d/conv3x3.cu")), "cu") << "only the file's own name counts";
+  EXPECT_EQ(FileFamily(Nvcc("e", 0)), "");
+}
+
 TEST(BuildGovernor, AForecastRunOverRaisesTheMarginAndItFadesAsForecastsHold) {
   // a's curve says at most 6 GiB in its first step; it shows 7.2: forecasts
   // are scaled by 1.2 from then, less as they hold.
