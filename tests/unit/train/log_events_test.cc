@@ -372,6 +372,40 @@ TEST(ParseLogLine, NcclErrors) {
                             0));
 }
 
+TEST(ParseLogLine, NcclErrorsByEveryPhraseAndCode) {
+  struct Case {
+    const char* line;
+    bool event;
+    std::optional<std::string> code;
+  };
+  const Case cases[] = {
+      {"host:1:2 [0] NCCL INFO Channel 02/0 : 3[3] -> 4[4] via P2P/IPC/read", false, std::nullopt},
+      {"host:1:2 [0] NCCL INFO NCCL_SOCKET_IFNAME set to eth0", false, std::nullopt},
+      {"NCCL Error 2: unhandled system error", true, "ncclSystemError"},
+      {"NCCL error: invalid usage (run with NCCL_DEBUG=WARN for details)", true, "ncclInvalidUsage"},
+      {"ProcessGroupNCCL: NCCL communicator was aborted on rank 3.", true, std::nullopt},
+      {"Some NCCL operations have failed or timed out. Due to the asynchronous nature", true, std::nullopt},
+      {"NCCL operations have failed or timed out", false, std::nullopt},
+      {"ncclRemoteError: remote process exited", true, "ncclRemoteError"},
+      // Two codes: the later in NCCL's own order is kept, wherever it stands.
+      {"ncclInvalidUsage after ncclSystemError", true, "ncclInvalidUsage"},
+      {"ncclSystemError after ncclInvalidUsage", true, "ncclInvalidUsage"},
+      {"nccl: ncclnccl ncclInternalErrorX", true, "ncclInternalError"},
+      {"ncclComm created (no failure here)", false, std::nullopt},
+      {"[rank0]: Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1)", true, std::nullopt},
+      {"Watchdog caught nothing today", false, std::nullopt},
+      {"NCCLNCCL WARN", true, std::nullopt},
+      {"NCCL", false, std::nullopt},
+  };
+  for (const Case& c : cases) {
+    std::optional<LogEvent> event = ParseLogLine(c.line, 0);
+    ASSERT_EQ(event.has_value(), c.event) << c.line;
+    if (!event) continue;
+    EXPECT_EQ(event->kind, "nccl_error") << c.line;
+    EXPECT_EQ(event->nccl_code, c.code) << c.line;
+  }
+}
+
 struct SignalCase {
   const char* line;
   int number;
