@@ -97,24 +97,25 @@ unsigned EventWordsIn(std::string_view body) {
   while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '\t')) trimmed.remove_suffix(1);
   if (trimmed.ends_with(kCoreDumped)) words |= kSignalWords;
   if (body.size() < 4) return words;
-  const size_t last = body.size() - 4;
-  bool after_word_byte = false;
-  for (size_t i = 0; i <= last; ++i) {
-    const char c = body[i];
-    if (!after_word_byte && IsWordByte(c)) {
-      const uint32_t prefix = Prefix(body.substr(i, 4));
-      const uint32_t h = Hash(prefix);
-      // The bitmap turns almost every word away; a hit names its parsers.
-      if (kBitmap[h / 64] & (uint64_t{1} << (h % 64))) {
-        for (size_t k = 0; k < kKeywordCount; ++k) {
-          if (kKeywordPrefixes[k] == prefix) words |= kKeywords[k].parser;
-        }
-        if (words == kAllEventWords) return words;
+  const size_t last = body.size() - 4;  // the last word start with four bytes
+  // From word start to word start: the bytes between are looked at once,
+  // in loops of one test each.
+  size_t i = 0;
+  while (true) {
+    while (i <= last && !IsWordByte(body[i])) ++i;
+    if (i > last) return words;
+    const uint32_t prefix = Prefix(body.substr(i, 4));
+    const uint32_t h = Hash(prefix);
+    // The bitmap turns almost every word away; a hit names its parsers.
+    if (kBitmap[h / 64] & (uint64_t{1} << (h % 64))) {
+      for (size_t k = 0; k < kKeywordCount; ++k) {
+        if (kKeywordPrefixes[k] == prefix) words |= kKeywords[k].parser;
       }
+      if (words == kAllEventWords) return words;
     }
-    after_word_byte = IsWordByte(c);
+    ++i;
+    while (i <= last && IsWordByte(body[i])) ++i;
   }
-  return words;
 }
 
 bool MayHoldEvent(std::string_view body) { return EventWordsIn(body) != 0; }

@@ -97,28 +97,36 @@ struct KeyedNumbers {
   }
 };
 
+// The first of the keys spelled at word start `at` whose value follows.
+void KeyAt(std::string_view line, size_t at, KeyedNumbers& found, size_t& missing) {
+  const char c = line[at];
+  char lower = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  const auto letter = static_cast<size_t>(lower - 'a');
+  for (size_t n = 0; n < kKeysByLetter.count[letter]; ++n) {
+    const KeySpelling& k = kKeys[kKeysByLetter.index[letter][n]];
+    auto slot = static_cast<size_t>(k.key);
+    if ((found.found & (1u << slot)) != 0 || !StartsWithNoCase(line.substr(at), k.text)) continue;
+    size_t end = at + k.text.size();
+    if (end < line.size() && IsWordChar(line[end])) continue;
+    if (std::optional<ScannedNumber> value = ValueAfterKey(line.substr(end))) {
+      found.value[slot] = value->value;
+      found.whole[slot] = value->whole;
+      found.found |= 1u << slot;
+      --missing;
+      return;
+    }
+  }
+}
+
 // One pass over the line's word starts: the first value of each key.
 void KeyedValues(std::string_view line, KeyedNumbers& found) {
   size_t missing = kKeyCount;
-  for (size_t at = 0; at < line.size() && missing > 0; ++at) {
-    char c = line[at];
-    if (!kBytes.key_start[static_cast<unsigned char>(c)] || (at > 0 && IsWordChar(line[at - 1]))) continue;
-    char lower = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-    const auto letter = static_cast<size_t>(lower - 'a');
-    for (size_t n = 0; n < kKeysByLetter.count[letter]; ++n) {
-      const KeySpelling& k = kKeys[kKeysByLetter.index[letter][n]];
-      auto slot = static_cast<size_t>(k.key);
-      if ((found.found & (1u << slot)) != 0 || !StartsWithNoCase(line.substr(at), k.text)) continue;
-      size_t end = at + k.text.size();
-      if (end < line.size() && IsWordChar(line[end])) continue;
-      if (std::optional<ScannedNumber> value = ValueAfterKey(line.substr(end))) {
-        found.value[slot] = value->value;
-        found.whole[slot] = value->whole;
-        found.found |= 1u << slot;
-        --missing;
-        break;
-      }
-    }
+  // From word start to word start, each byte between looked at once.
+  for (size_t at = 0; missing > 0; ++at) {
+    while (at < line.size() && !IsWordChar(line[at])) ++at;
+    if (at == line.size()) return;
+    if (kBytes.key_start[static_cast<unsigned char>(line[at])]) KeyAt(line, at, found, missing);
+    while (at + 1 < line.size() && IsWordChar(line[at + 1])) ++at;  // to the word's last byte
   }
 }
 

@@ -71,6 +71,13 @@ TEST(EventWordsIn, NamesTheParsersWhoseKeyWordsALineHolds) {
   EXPECT_EQ(EventWordsIn("Killed"), kSignalWords);
   EXPECT_EQ(EventWordsIn("Alarm clock (core dumped)"), kSignalWords);
   EXPECT_EQ(EventWordsIn("step 693 | loss 2.104 | lr 3.0e-4 | 13.8 Ktok/s | grad_norm 1.02"), 0u);
+  // Key words count at word starts only, wherever the line has one, up to
+  // its last four bytes.
+  EXPECT_EQ(EventWordsIn("xCUDA _NCCL 9Killed nccl_ Kil"), kNcclWords) << "'nccl_' starts a word";
+  EXPECT_EQ(EventWordsIn("(CUDA)"), kCudaOomWords);
+  EXPECT_EQ(EventWordsIn("..,.CUDA"), kCudaOomWords);
+  EXPECT_EQ(EventWordsIn("CUD"), 0u);
+  EXPECT_EQ(EventWordsIn("a, b: c ... NCCL"), kNcclWords);
   // A word that only shares the hash of a key word's first four bytes is no key word.
   EXPECT_EQ(EventWordsIn("singular values of the Hessian, computed every 100 steps, look fine"), kAllocConfWords)
       << "'sing' is the first four bytes of 'single': the parser decides";

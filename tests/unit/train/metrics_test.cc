@@ -156,6 +156,27 @@ TEST(MetricsTracker, NanoGptLine) {
   EXPECT_DOUBLE_EQ(*s.loss, 2.1043);
 }
 
+TEST(MetricsTracker, KeysAreReadAtWordStartsOnly) {
+  // Inside a word a key is no key: not "losses", "xloss", "substep", "1step",
+  // nor after a letter that starts a key itself ("tstep", "llr", "glloss").
+  MetricsState inside =
+      After({"xloss 9 | substep 9 | 1step 9 | losses 9 | _lr 9 | lossy: 9 | tstep 9 | llr 9 | glloss 9"});
+  EXPECT_EQ(inside.step, std::nullopt);
+  EXPECT_EQ(inside.loss, std::nullopt);
+  EXPECT_EQ(inside.learning_rate, std::nullopt);
+  // After any byte that is not a letter, digit or '_', it is; the first
+  // value of each key counts, and a key with no value is passed over.
+  MetricsState after = After({"[x]step=7,loss:(no) -loss:2.5 \"lr\": 3e-4 step 8 train_loss 1.0"});
+  EXPECT_EQ(after.step, 7u);
+  EXPECT_DOUBLE_EQ(*after.loss, 2.5);
+  EXPECT_DOUBLE_EQ(*after.learning_rate, 3e-4);
+  // A key that ends the line, a line of one key, a line of none.
+  EXPECT_EQ(After({"last step"}).step, std::nullopt);
+  EXPECT_EQ(After({"step"}).step, std::nullopt);
+  EXPECT_EQ(After({"--- ::: ---"}).step, std::nullopt);
+  EXPECT_EQ(After({"Step 12"}).step, 12u);
+}
+
 TEST(MetricsTracker, NanLossIsReported) {
   MetricsState s = After({"step 5 | loss 2.0", "step 6 | loss nan"});
   EXPECT_EQ(s.step, 6u);
