@@ -1,10 +1,12 @@
-// ShortDecimal, the metrics scanner's fast path for numbers, must read every
-// number it takes exactly as from_chars does: the same double, bit for bit.
+// ShortDecimal and ScanNumber, the metrics scanner's fast paths for numbers,
+// must read every number they take exactly as from_chars does: the same
+// double, bit for bit.
 #include <gtest/gtest.h>
 
 #include <charconv>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <string>
 
@@ -55,6 +57,55 @@ TEST(ShortDecimal, LeavesWhatItCannotReadExactlyToFromChars) {
   EXPECT_FALSE(ShortDecimal("1.2.3"));
   EXPECT_FALSE(ShortDecimal("."));
   EXPECT_FALSE(ShortDecimal(""));
+}
+
+TEST(ScanNumber, ReadsDecimalsAsFromCharsDoesWhateverEndsThem) {
+  // Up to 18 digits, '.' anywhere or nowhere, a sign or none, ended by what
+  // is neither a digit, a thousands group nor an exponent: the value
+  // from_chars reads, bit for bit, over the whole number.
+  const char* ends[] = {"", " ", "|", "x", "%", ")", "/", "s", "-", "\n"};
+  std::mt19937_64 random(20261205);
+  for (int i = 0; i < 200000; ++i) {
+    const int digits = 1 + static_cast<int>(random() % 18);
+    std::string number;
+    for (int d = 0; d < digits; ++d) number += static_cast<char>('0' + random() % 10);
+    if (random() % 4 != 0) number.insert(1 + random() % number.size(), ".");
+    const char* sign = random() % 8 == 0 ? "-" : "";
+    const std::string text = sign + number + ends[random() % std::size(ends)];
+    std::optional<ScannedNumber> scanned = ScanNumber(text);
+    ASSERT_TRUE(scanned) << text;
+    const double expected = sign[0] == '-' ? -FromChars(number) : FromChars(number);
+    ASSERT_EQ(BitsOf(scanned->value), BitsOf(expected)) << text;
+    ASSERT_EQ(scanned->length, number.size() + (sign[0] == '-' ? 1 : 0)) << text;
+    ASSERT_EQ(scanned->whole, number.find('.') == std::string::npos) << text;
+  }
+}
+
+TEST(ScanNumber, ReadsThousandsGroupsAndExponents) {
+  struct Case {
+    const char* text;
+    double value;
+    size_t length;
+    bool whole;
+  };
+  const Case cases[] = {
+      {"1,234 x", 1234, 5, true},        {"1,23 x", 1, 1, true},          {"1,2345", 1, 1, true},
+      {"12,345,678.5|", 12345678.5, 12, false}, {"2.5,123", 2.5, 3, false}, {"3e5", 3e5, 3, false},
+      {"3e", 3, 1, true},                {"3E-2|", 0.03, 4, false},       {"1.5e+3 ", 1500, 6, false},
+      {"7ex", 7, 1, true},               {"-4,000", -4000, 6, true},      {"0.30000000000000004", 0.30000000000000004, 19, false},
+  };
+  for (const Case& c : cases) {
+    std::optional<ScannedNumber> scanned = ScanNumber(c.text);
+    ASSERT_TRUE(scanned) << c.text;
+    EXPECT_DOUBLE_EQ(scanned->value, c.value) << c.text;
+    EXPECT_EQ(scanned->length, c.length) << c.text;
+    EXPECT_EQ(scanned->whole, c.whole) << c.text;
+  }
+  EXPECT_FALSE(ScanNumber(".5"));
+  EXPECT_FALSE(ScanNumber("x1"));
+  EXPECT_FALSE(ScanNumber(""));
+  EXPECT_FALSE(ScanNumber("-"));
+  EXPECT_FALSE(ScanNumber("+x"));
 }
 
 }  // namespace
