@@ -3,6 +3,8 @@
 #include <array>
 #include <cstdint>
 
+#include "agents/train/word_starts.h"
+
 namespace gpuctl::train {
 namespace {
 
@@ -75,20 +77,6 @@ constexpr std::array<uint32_t, kKeywordCount> MakeKeywordPrefixes() {
 }
 constexpr std::array<uint32_t, kKeywordCount> kKeywordPrefixes = MakeKeywordPrefixes();
 
-constexpr bool IsWordByteSlow(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-}
-
-constexpr std::array<bool, 256> MakeWordBytes() {
-  std::array<bool, 256> table{};
-  for (int c = 0; c < 256; ++c) table[static_cast<size_t>(c)] = IsWordByteSlow(static_cast<char>(c));
-  return table;
-}
-
-constexpr std::array<bool, 256> kWordBytes = MakeWordBytes();
-
-bool IsWordByte(char c) { return kWordBytes[static_cast<unsigned char>(c)]; }
-
 }  // namespace
 
 unsigned EventWordsIn(std::string_view body) {
@@ -98,12 +86,8 @@ unsigned EventWordsIn(std::string_view body) {
   if (trimmed.ends_with(kCoreDumped)) words |= kSignalWords;
   if (body.size() < 4) return words;
   const size_t last = body.size() - 4;  // the last word start with four bytes
-  // From word start to word start: the bytes between are looked at once,
-  // in loops of one test each.
-  size_t i = 0;
-  while (true) {
-    while (i <= last && !IsWordByte(body[i])) ++i;
-    if (i > last) return words;
+  WordStarts starts(body);
+  for (size_t i = starts.Next(); i <= last; i = starts.Next()) {  // npos ends it too
     const uint32_t prefix = Prefix(body.substr(i, 4));
     const uint32_t h = Hash(prefix);
     // The bitmap turns almost every word away; a hit names its parsers.
@@ -113,9 +97,8 @@ unsigned EventWordsIn(std::string_view body) {
       }
       if (words == kAllEventWords) return words;
     }
-    ++i;
-    while (i <= last && IsWordByte(body[i])) ++i;
   }
+  return words;
 }
 
 bool MayHoldEvent(std::string_view body) { return EventWordsIn(body) != 0; }

@@ -6,6 +6,8 @@
 #include <limits>
 #include <string>
 
+#include "agents/train/word_starts.h"
+
 namespace gpuctl::train {
 namespace {
 
@@ -121,12 +123,9 @@ void KeyAt(std::string_view line, size_t at, KeyedNumbers& found, size_t& missin
 // One pass over the line's word starts: the first value of each key.
 void KeyedValues(std::string_view line, KeyedNumbers& found) {
   size_t missing = kKeyCount;
-  // From word start to word start, each byte between looked at once.
-  for (size_t at = 0; missing > 0; ++at) {
-    while (at < line.size() && !IsWordChar(line[at])) ++at;
-    if (at == line.size()) return;
+  WordStarts starts(line);
+  for (size_t at = starts.Next(); missing > 0 && at != std::string_view::npos; at = starts.Next()) {
     if (kBytes.key_start[static_cast<unsigned char>(line[at])]) KeyAt(line, at, found, missing);
-    while (at + 1 < line.size() && IsWordChar(line[at + 1])) ++at;  // to the word's last byte
   }
 }
 
