@@ -12,12 +12,11 @@
 //
 // Each tick:
 //  - every tree gets a predicted peak: its source file's peak from an
-//    earlier build, else the highest of its family's peaks (files named
-//    alike but for digits, as generated kernel instantiations are:
-//    flash_bwd_hdim64_bf16_sm80.cu and flash_bwd_hdim256_bf16_sm80.cu), else
-//    the highest of its peers' (same program, archs and threads), else the model (nvcc: kNvccPeakOneArchBytes x min(threads,
-//    archs); anything else: twice what it has shown, at least 1 GiB); never
-//    less than it has already shown;
+//    earlier build, else, once two of its family (FileFamily) have passed
+//    theirs, the highest of its family's peaks, else the highest of its
+//    peers' (same program, archs and threads), else the model (nvcc:
+//    kNvccPeakOneArchBytes x min(threads, archs); anything else: twice what
+//    it has shown, at least 1 GiB); never less than it has already shown;
 //  - nvcc compiles its archs min(threads, archs) at a time, in waves, each
 //    a peak (cicc) then a low tail (ptxas, the host compile). A wave has
 //    passed once memory rose past 40% of its prediction and fell back to
@@ -96,12 +95,14 @@ struct GovernorDecision {
 // (program, archs, threads); empty for a tree without a source.
 std::string HistoryKey(const TreeSample& tree);
 
-// A source's family: the words of its file's name (runs of letters and
-// digits) but those with a digit, which name the template parameters of
-// generated kernel files (hdim128, bf16, sm80): flash_bwd_hdim64_fp16_sm80.cu
-// is of the family "flash_bwd_cu". One template's files peak alike, and the
-// heaviest of a build's files may be another template's (five archs: a fwd
-// file peaks at 16.7 GiB, a bwd file at 26). Empty for a tree without a source.
+// A source's family: the words of its file's name less its extension (runs
+// of letters and digits) but those with a digit, which name the template
+// parameters of generated kernel files (hdim128, bf16, sm80):
+// flash_bwd_hdim64_fp16_sm80.cu is of the family "flash_bwd". One template's
+// files peak alike, and the heaviest of a build's files may be another
+// template's (five archs: a fwd file peaks at 16.7 GiB, a bwd file at 26).
+// Empty for a tree without a source, or a name with no word left (sm80.cu):
+// such a file has no family.
 std::string FileFamily(const TreeSample& tree);
 
 // A compile that ended, with the highest memory it showed.

@@ -232,15 +232,21 @@ constexpr size_t kExactDigits = 15;
 constexpr double kPowersOfTen[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                    1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
 
+// ",ddd" at `at`, not followed by another digit: a thousands group.
+bool StartsThousandsGroup(std::string_view text, size_t at) {
+  return at + 3 < text.size() && text[at] == ',' && IsDigit(text[at + 1]) && IsDigit(text[at + 2]) &&
+         IsDigit(text[at + 3]) && (at + 4 == text.size() || !IsDigit(text[at + 4]));
+}
+
 // The common NUMBER, read in place from `i`: digits, then '.' and
-// digits, 15 digits in all at most, not followed by what could be a
-// thousands group (',') or an exponent ('e'). Anything else: nullopt, and
-// ScanNumber's general path reads it.
+// digits, 15 digits in all at most, its whole part not followed by a
+// thousands group, nor the number by what could be an exponent ('e').
+// Anything else: nullopt, and ScanNumber's general path reads it.
 std::optional<ScannedNumber> PlainDecimal(std::string_view text, size_t i, bool negative) {
   uint64_t mantissa = 0;
   size_t digits = 0, fraction_digits = 0;
   for (; i < text.size() && IsDigit(text[i]); ++i, ++digits) mantissa = mantissa * 10 + static_cast<uint64_t>(text[i] - '0');
-  if (digits == 0 || (i < text.size() && text[i] == ',')) return std::nullopt;
+  if (digits == 0 || StartsThousandsGroup(text, i)) return std::nullopt;
   const bool whole = i == text.size() || text[i] != '.';
   if (!whole) {
     for (++i; i < text.size() && IsDigit(text[i]); ++i, ++fraction_digits) {
@@ -299,8 +305,7 @@ std::optional<ScannedNumber> ScanNumber(std::string_view text) {
   size_t start = i;
   while (i < text.size() && IsDigit(text[i])) put(text[i++]);
   // "1,234,567": groups of exactly three digits after each comma.
-  while (n > 0 && i + 3 < text.size() && text[i] == ',' && IsDigit(text[i + 1]) && IsDigit(text[i + 2]) &&
-         IsDigit(text[i + 3]) && (i + 4 == text.size() || !IsDigit(text[i + 4]))) {
+  while (n > 0 && StartsThousandsGroup(text, i)) {
     put(text[i + 1]);
     put(text[i + 2]);
     put(text[i + 3]);

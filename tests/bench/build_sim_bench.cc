@@ -49,16 +49,21 @@ std::vector<std::pair<uint32_t, uint32_t>> ParseShapes(const std::string& list) 
 
 int main(int argc, char** argv) {
   std::vector<std::pair<uint32_t, uint32_t>> shapes = {{5, 4}, {1, 4}};
-  int arg = 1;
-  if (arg + 1 < argc && std::strcmp(argv[arg], "--shapes") == 0) {
-    shapes = ParseShapes(argv[arg + 1]);
-    if (shapes.empty()) {
-      std::fprintf(stderr, "--shapes: a list of ARCHSxNVCC_THREADS, such as 5x4,1x4 (1-64 each)\n");
+  std::string path = std::string(GPUCTL_FIXTURES_DIR) + "/nvcc-memtrace-1arch-t4.csv";
+  for (int arg = 1; arg < argc; ++arg) {
+    if (std::strcmp(argv[arg], "--shapes") == 0) {
+      shapes = arg + 1 < argc ? ParseShapes(argv[++arg]) : decltype(shapes){};
+      if (shapes.empty()) {
+        std::fprintf(stderr, "--shapes: a list of ARCHSxNVCC_THREADS, such as 5x4,1x4 (1-64 each)\n");
+        return 2;
+      }
+    } else if (argv[arg][0] == '-') {
+      std::fprintf(stderr, "usage: build_sim_bench [--shapes 5x4,1x4] [TRACE_CSV]\n");
       return 2;
+    } else {
+      path = argv[arg];
     }
-    arg += 2;
   }
-  std::string path = arg < argc ? argv[arg] : std::string(GPUCTL_FIXTURES_DIR) + "/nvcc-memtrace-1arch-t4.csv";
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();

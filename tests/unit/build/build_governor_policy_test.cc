@@ -384,7 +384,7 @@ TEST(BuildGovernor, PeersTeachTheirPeakOnceItHasPassed) {
 TEST(BuildGovernor, AFileIsPredictedFromItsFamilyBeforeItsHeavierPeers) {
   // Five archs on four threads: two bwd files passed a 20 GiB peak, two fwd
   // files a 16 GiB one, a fwd_split file a 12 GiB one. A fwd file of another
-  // head dim and type is predicted from its family (16 x 1.15), not from the
+  // head dim and type is predicted from its family (16 x 1.3), not from the
   // heaviest peer (20 x 1.15); a family that has shown one peak, or none, is
   // not enough.
   BuildGovernor governor(Budget(200 * kGiB));
@@ -405,7 +405,7 @@ TEST(BuildGovernor, AFileIsPredictedFromItsFamilyBeforeItsHeavierPeers) {
   tick({20, 20, 16, 16, 12});
   tick({6, 6, 4, 4, 3});  // every one passed its peak
   const double gib = static_cast<double>(kGiB);
-  EXPECT_EQ(governor.PredictedPeak("fwd256"), static_cast<uint64_t>(16 * 1.15 * gib));
+  EXPECT_EQ(governor.PredictedPeak("fwd256"), static_cast<uint64_t>(16 * 1.3 * gib));
   EXPECT_EQ(governor.PredictedPeak("split128"), static_cast<uint64_t>(20 * 1.15 * gib));
   EXPECT_EQ(governor.PredictedPeak("causal"), static_cast<uint64_t>(20 * 1.15 * gib));
 }
@@ -442,12 +442,39 @@ TEST(BuildGovernor, AFreshCompileClimbsAsItsFamilyDidNotAsItsFastestPeer) {
   EXPECT_TRUE(decision.pause.empty());
 }
 
+TEST(BuildGovernor, PastItsPeakACompileHoldsWhatAllItsPeersHeldNotItsFamilyAlone) {
+  // fa_N.cu ends 2 s after its 6 GiB peak; fb_N.cu holds 3 GiB for 10 s
+  // after it. A third fa is past its peak at 1 GiB when another compile
+  // comes: by all its peers' tails it may still hold 3 GiB, and the
+  // newcomer's 6.5 GiB peak does not fit beside that in 9 GiB; by its
+  // family's alone it would.
+  GovernorConfig config = Budget(10 * kGiB);
+  config.tick_seconds = 1.0;  // a 2 s step is two ticks
+  BuildGovernor governor(config);
+  const std::vector<uint64_t> fa = {6 * kGiB, 6 * kGiB, kGiB, kGiB};
+  std::vector<uint64_t> fb = {6 * kGiB, 6 * kGiB};
+  fb.resize(22, 3 * kGiB);
+  for (const auto& [source, trace] : std::vector<std::pair<std::string, std::vector<uint64_t>>>{
+           {"k/fa_1.cu", fa}, {"k/fa_2.cu", fa}, {"k/fb_1.cu", fb}, {"k/fb_2.cu", fb}}) {
+    for (uint64_t rss : trace) ASSERT_EQ(governor.Tick({Nvcc(source, rss, 1, 1, source)}, 0).paused, 0u);
+  }
+  ASSERT_EQ(governor.Tick({}, 0).running, 0u);
+  TreeSample fa_3 = Nvcc("fa_3", 6 * kGiB, 1, 1, "k/fa_3.cu");
+  for (int tick = 0; tick < 2; ++tick) ASSERT_EQ(governor.Tick({fa_3}, 0).running, 1u);
+  fa_3.rss_bytes = kGiB;
+  GovernorDecision decision = governor.Tick({fa_3, Nvcc("x", 100 * kMiB, 1, 1, "k/x_1.cu")}, 0);
+  EXPECT_EQ(decision.pause, std::vector<std::string>{"x"});
+}
+
 TEST(FileFamily, IsTheNamesWordsWithoutADigit) {
-  EXPECT_EQ(FileFamily(Nvcc("a", 0, 1, 1, "csrc/flash_attn/src/flash_bwd_hdim64_fp16_sm80.cu")), "flash_bwd_cu");
-  EXPECT_EQ(FileFamily(Nvcc("b", 0, 1, 1, "flash_fwd_split_hdim256_bf16_causal_sm80.cu")), "flash_fwd_split_causal_cu");
-  EXPECT_EQ(FileFamily(Nvcc("c", 0, 1, 1, "/k/gemm-f16-128x64.cpp")), "gemm_cpp");
-  EXPECT_EQ(FileFamily(Nvcc("d", 0, 1, 1, "/src/2d/conv3x3.cu")), "cu") << "only the file's own name counts";
-  EXPECT_EQ(FileFamily(Nvcc("e", 0)), "");
+  EXPECT_EQ(FileFamily(Nvcc("a", 0, 1, 1, "csrc/flash_attn/src/flash_bwd_hdim64_fp16_sm80.cu")), "flash_bwd");
+  EXPECT_EQ(FileFamily(Nvcc("b", 0, 1, 1, "flash_fwd_split_hdim256_bf16_causal_sm80.cu")), "flash_fwd_split_causal");
+  EXPECT_EQ(FileFamily(Nvcc("c", 0, 1, 1, "/k/gemm-f16-128x64.cpp")), "gemm");
+  EXPECT_EQ(FileFamily(Nvcc("d", 0, 1, 1, "/src/conv/conv3x3.cu")), "") << "no word left: no family";
+  EXPECT_EQ(FileFamily(Nvcc("e", 0, 1, 1, "/src/sm80.cu")), "");
+  EXPECT_EQ(FileFamily(Nvcc("f", 0, 1, 1, "/src/2d/kernel.v2.cu")), "kernel") << "the file's own name, less its extension";
+  EXPECT_EQ(FileFamily(Nvcc("g", 0, 1, 1, ".hidden")), "hidden");
+  EXPECT_EQ(FileFamily(Nvcc("h", 0)), "");
 }
 
 TEST(BuildGovernor, AForecastRunOverRaisesTheMarginAndItFadesAsForecastsHold) {

@@ -387,6 +387,10 @@ TEST(ParseLogLine, NcclErrorsByEveryPhraseAndCode) {
       {"Some NCCL operations have failed or timed out. Due to the asynchronous nature", true, std::nullopt},
       {"NCCL operations have failed or timed out", false, std::nullopt},
       {"ncclRemoteError: remote process exited", true, "ncclRemoteError"},
+      {"failed: ncclInvalidArgument", true, "ncclInvalidArgument"},
+      {"ncclUnhandledCudaError: Call to CUDA function failed.", true, "ncclUnhandledCudaError"},
+      {"NCCL error in: x.cpp:1, unhandled cuda error", true, "ncclUnhandledCudaError"},
+      {"NCCL Error 3: internal error - please report this issue", true, "ncclInternalError"},
       // Two codes: the later in NCCL's own order is kept, wherever it stands.
       {"ncclInvalidUsage after ncclSystemError", true, "ncclInvalidUsage"},
       {"ncclSystemError after ncclInvalidUsage", true, "ncclInvalidUsage"},

@@ -92,7 +92,8 @@ TEST(ScanNumber, ReadsThousandsGroupsAndExponents) {
       {"1,234 x", 1234, 5, true},        {"1,23 x", 1, 1, true},          {"1,2345", 1, 1, true},
       {"12,345,678.5|", 12345678.5, 12, false}, {"2.5,123", 2.5, 3, false}, {"3e5", 3e5, 3, false},
       {"3e", 3, 1, true},                {"3E-2|", 0.03, 4, false},       {"1.5e+3 ", 1500, 6, false},
-      {"7ex", 7, 1, true},               {"-4,000", -4000, 6, true},      {"0.30000000000000004", 0.30000000000000004, 19, false},
+      {"7ex", 7, 1, true},               {"-4,000", -4000, 6, true},      {"693, 'loss'", 693, 3, true},
+      {"3,", 3, 1, true},                {"3,1234", 3, 1, true},          {"2.5,", 2.5, 3, false},      {"0.30000000000000004", 0.30000000000000004, 19, false},
   };
   for (const Case& c : cases) {
     std::optional<ScannedNumber> scanned = ScanNumber(c.text);
