@@ -113,15 +113,15 @@ std::string BuildGovernor::FamilyPeersKey(const TreeSample& tree) {
   return family.empty() ? family : PeerKey(tree) + "/" + family;
 }
 
-std::vector<std::string> BuildGovernor::PeerKeys(const TreeSample& tree) {
-  std::vector<std::string> keys = {PeerKey(tree)};
-  if (std::string family = FamilyPeersKey(tree); !family.empty()) keys.push_back(std::move(family));
+std::vector<std::string_view> BuildGovernor::PeerKeys(const Tracked& tracked) {
+  std::vector<std::string_view> keys = {tracked.peer_key};
+  if (!tracked.family_key.empty()) keys.push_back(tracked.family_key);
   return keys;
 }
 
-void BuildGovernor::CountPeak(const TreeSample& tree, uint64_t peak_bytes) {
-  for (const std::string& key : PeerKeys(tree)) {
-    PeerPeaks& peers = peers_[key];
+void BuildGovernor::CountPeak(const Tracked& tracked, uint64_t peak_bytes) {
+  for (std::string_view key : PeerKeys(tracked)) {
+    PeerPeaks& peers = peers_[std::string(key)];
     peers.max = std::max(peers.max, peak_bytes);
     ++peers.count;
   }
@@ -141,8 +141,8 @@ uint64_t BuildGovernor::Predict(const Tracked& tracked) const {
   const TreeSample& tree = tracked.last;
   uint64_t predicted = 0;
   auto history = source_peaks_.find(HistoryKey(tree));
-  auto family = peers_.find(FamilyPeersKey(tree));
-  auto peers = peers_.find(PeerKey(tree));
+  auto family = peers_.find(tracked.family_key);
+  auto peers = peers_.find(tracked.peer_key);
   bool modelled = tree.program == "nvcc";
   uint32_t peers_needed = modelled ? 2 : 1;  // the model is a fair start; one peer may be a light file
   if (history != source_peaks_.end()) {
@@ -243,7 +243,7 @@ void BuildGovernor::Observe(Tracked& tracked, const TreeSample& sample) {
     if (tracked.waves_done == 0) {
       tracked.curve.peak_passed_step = static_cast<int32_t>(step);
       // Its first, fullest peak is known now: a peer's, for the others.
-      CountPeak(sample, tracked.peak_rss);
+      CountPeak(tracked, tracked.peak_rss);
     }
     tracked.waves_done = waves;
     tracked.tail_max = sample.rss_bytes;
@@ -257,7 +257,7 @@ void BuildGovernor::LearnShapes() {
   }
   for (const auto& [id, tracked] : trees_) {
     if (tracked.curve.peak_passed_step < 0) continue;
-    for (const std::string& peers : PeerKeys(tracked.last)) by_kind[peers].push_back(&tracked.curve);
+    for (std::string_view peers : PeerKeys(tracked)) by_kind[std::string(peers)].push_back(&tracked.curve);
   }
   peer_shapes_.clear();
   for (const auto& [kind, curves] : by_kind) {
@@ -273,14 +273,14 @@ Forecast BuildGovernor::ForecastFor(const Tracked& tracked) const {
   if (auto own = source_shapes_.find(HistoryKey(tracked.last)); own != source_shapes_.end()) {
     shape = &own->second;
     own_curve = true;
-  } else if (auto peers = peer_shapes_.find(PeerKey(tracked.last)); peers != peer_shapes_.end()) {
+  } else if (auto peers = peer_shapes_.find(tracked.peer_key); peers != peer_shapes_.end()) {
     shape = &peers->second;
     // Up to its peak it climbs as its family's files did: one template's
     // files climb and pass alike, while across templates the fastest climb
     // and the latest pass would hold it at its peak the longest (five archs:
     // 550 -> 533 s). Past its peak, the tails of all its peers, which have
     // been seen the furthest (the family's alone: 596 s).
-    if (auto family = peer_shapes_.find(FamilyPeersKey(tracked.last)); family != peer_shapes_.end()) {
+    if (auto family = peer_shapes_.find(tracked.family_key); family != peer_shapes_.end()) {
       family_climb = peers->second;
       family_climb.climb = family->second.climb;
       shape = &family_climb;
@@ -338,10 +338,13 @@ void BuildGovernor::Forget(const std::vector<TreeSample>& trees) {
     }
     const Tracked& ended = it->second;
     if (ended.curve.peak_passed_step < 0) {
-      CountPeak(ended.last, ended.peak_rss);
+      CountPeak(ended, ended.peak_rss);
     } else {
       // Counted at its pass; a later wave may have gone higher.
-      for (const std::string& peers : PeerKeys(ended.last)) peers_[peers].max = std::max(peers_[peers].max, ended.peak_rss);
+      for (std::string_view key : PeerKeys(ended)) {
+        PeerPeaks& peers = peers_[std::string(key)];
+        peers.max = std::max(peers.max, ended.peak_rss);
+      }
     }
     std::string key = HistoryKey(ended.last);
     if (!key.empty()) source_peaks_[key] = std::max(source_peaks_[key], ended.peak_rss);
@@ -350,7 +353,7 @@ void BuildGovernor::Forget(const std::vector<TreeSample>& trees) {
     CompileCurve curve = ended.curve;
     curve.ended = true;
     if (curve.peak_passed_step >= 0) {
-      for (const std::string& peers : PeerKeys(ended.last)) finished_curves_[peers].push_back(curve);
+      for (std::string_view peers : PeerKeys(ended)) finished_curves_[std::string(peers)].push_back(curve);
     }
     finished_.push_back({ended.last.program, key, ended.peak_rss, seconds, curve});
     it = trees_.erase(it);
@@ -392,6 +395,9 @@ GovernorDecision BuildGovernor::Tick(const std::vector<TreeSample>& trees, uint6
     Tracked& tracked = it->second;
     if (fresh) {
       tracked.age = next_age_++;
+      // A tree's program, archs, threads and source stay what they were.
+      tracked.peer_key = PeerKey(sample);
+      tracked.family_key = FamilyPeersKey(sample);
       tracked.paused = sample.stopped;
     } else if (sample.stopped && !tracked.paused) {
       // Paused from outside while admitted (the guard's relief, through the

@@ -41,6 +41,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agents/build/cuda_arch.h"
@@ -139,6 +140,8 @@ class BuildGovernor {
   struct Tracked {
     uint64_t age = 0;  // order of first sight
     TreeSample last;
+    std::string peer_key;    // PeerKey, computed once
+    std::string family_key;  // FamilyPeersKey, computed once; empty: no family
     uint64_t peak_rss = 0;
     uint32_t waves_done = 0;   // waves whose peak has passed
     uint32_t curve_waves = 0;  // as the memory curve alone shows them
@@ -163,9 +166,9 @@ class BuildGovernor {
   // Its family's peers: the same PeerKey and FileFamily.
   static std::string FamilyPeersKey(const TreeSample& tree);
   // The peers it teaches: its PeerKey, and its FamilyPeersKey if it has one.
-  static std::vector<std::string> PeerKeys(const TreeSample& tree);
+  static std::vector<std::string_view> PeerKeys(const Tracked& tracked);
   // A tree's first peak passed or it ended: one more peak for its peers and family.
-  void CountPeak(const TreeSample& tree, uint64_t peak_bytes);
+  void CountPeak(const Tracked& tracked, uint64_t peak_bytes);
   // nvcc compiles its archs `parallel` at a time (--threads), in waves;
   // anything else is one wave of one lane.
   struct Waves {
