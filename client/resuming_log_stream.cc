@@ -10,7 +10,9 @@ namespace gpuctl::client {
 Status StreamLogResuming(const LogStreamOptions& options, const LogStreamSeams& seams,
                          const std::function<bool(std::string_view)>& write,
                          const std::function<void(const std::string&)>& note) {
-  const v1::StreamLogsRequest& original = options.request;
+  v1::StreamLogsRequest original = options.request;
+  if (!seams.read_local) original.clear_local_boot_id();
+  bool local_failed = false;  // a named range could not be read here
   // A --tail start is chosen by the agent; any other starts where asked.
   std::optional<uint64_t> start;
   if (original.from_offset() > 0 || !original.has_tail_lines()) start = original.from_offset();
@@ -24,6 +26,14 @@ Status StreamLogResuming(const LogStreamOptions& options, const LogStreamSeams& 
     if (write(bytes)) return true;
     stopped_by_writer = true;
     return false;
+  };
+  auto write_accepted = [&](uint64_t offset, std::string_view bytes) {
+    LogOffsetTracker::Accepted accepted = tracker.Accept(offset, bytes);
+    if (accepted.gap_bytes > 0) {
+      note("gpuctl: warning: " + std::to_string(accepted.gap_bytes) + " bytes of the log at offset " +
+           std::to_string(offset - accepted.gap_bytes) + " were never received");
+    }
+    return write_tracked(accepted.bytes);
   };
   auto on_chunk = [&](const v1::LogChunk& chunk) {
     if (chunk.queued() && !queued_said) {
@@ -42,12 +52,13 @@ Status StreamLogResuming(const LogStreamOptions& options, const LogStreamSeams& 
            (was ? " (it is shorter than the " + std::to_string(*was) + " bytes written so far)" : std::string()) +
            ", e.g. by logrotate's copytruncate; following it from its new start");
     }
-    LogOffsetTracker::Accepted accepted = tracker.Accept(chunk.offset(), chunk.data());
-    if (accepted.gap_bytes > 0) {
-      note("gpuctl: warning: " + std::to_string(accepted.gap_bytes) + " bytes of the log at offset " +
-           std::to_string(chunk.offset() - accepted.gap_bytes) + " were never received");
+    if (chunk.has_local()) {
+      if (!seams.read_local) return true;  // never asked for (see above); the next chunk notes the gap
+      Status read = seams.read_local(chunk.local(), chunk.offset(), write_accepted);
+      if (!read.ok() && !stopped_by_writer) local_failed = true;
+      return read.ok() && !stopped_by_writer;
     }
-    return write_tracked(accepted.bytes);
+    return write_accepted(chunk.offset(), chunk.data());
   };
 
   if (options.reconnect) {
@@ -56,7 +67,14 @@ Status StreamLogResuming(const LogStreamOptions& options, const LogStreamSeams& 
   std::optional<std::chrono::steady_clock::time_point> lost_since;
   while (true) {
     Status s = seams.stream(ResumeRequest(original, tracker), on_chunk);
-    if (stopped_by_writer || s.ok()) return Status::Ok();
+    if (stopped_by_writer) return Status::Ok();
+    if (local_failed) {
+      // Not readable here after all: the agent sends the rest itself.
+      local_failed = false;
+      original.clear_local_boot_id();
+      continue;
+    }
+    if (s.ok()) return Status::Ok();
     if (!options.reconnect || s.code() != ErrorCode::kUnavailable) return s;
     if (!lost_since) {
       lost_since = seams.now();

@@ -23,6 +23,11 @@ struct LogStreamSeams {
   std::function<Status()> probe;
   std::function<void(std::chrono::milliseconds)> sleep;
   std::function<std::chrono::steady_clock::time_point()> now;
+  // Reads a range the agent named (LogChunk.local) from the file on this
+  // host, each piece to `sink` with its offset (false: stop, then Ok);
+  // LocalLogReader::Read. Unset: every byte comes through the stream.
+  using PieceSink = std::function<bool(uint64_t offset, std::string_view bytes)>;
+  std::function<Status(const v1::LocalLogRange&, uint64_t offset, const PieceSink&)> read_local;
 };
 
 struct LogStreamOptions {
@@ -36,6 +41,10 @@ struct LogStreamOptions {
   std::chrono::milliseconds give_up_after{120'000};
 };
 
+// With request.local_boot_id and seams.read_local, ranges the agent names are
+// read from the file here; when one cannot be (see LocalLogReader), the stream
+// is asked again from the first byte not yet written without local_boot_id,
+// and every byte after comes through it.
 // Hands each new byte range to `write` (false: stop, e.g. stdout closed) and
 // each line for stderr to `note` (reconnecting, bytes never received, a log
 // truncated under the stream: then the bytes go on from its new start; a

@@ -241,7 +241,10 @@ const char* FileKind(mode_t mode) {
   return "not a regular file";
 }
 
-Result<UniqueFd> OpenRegular(const std::string& path) {
+
+}  // namespace
+
+Result<UniqueFd> OpenRegularFile(const std::string& path) {
   Result<UniqueFd> opened = OpenPath(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   UniqueFd fd = opened.ok() ? std::move(*opened) : UniqueFd();
   if (!fd.valid()) {
@@ -258,10 +261,8 @@ Result<UniqueFd> OpenRegular(const std::string& path) {
   return fd;
 }
 
-}  // namespace
-
 Result<std::string> ReadRegularFileRange(const std::string& path, uint64_t offset, size_t max_bytes) {
-  Result<UniqueFd> fd = OpenRegular(path);
+  Result<UniqueFd> fd = OpenRegularFile(path);
   if (!fd.ok()) return fd.status();
   // The buffer is sized to what the file holds now, not to max_bytes: a
   // follower at the end of a log asks for 256 KiB and gets nothing, and a
@@ -288,7 +289,7 @@ Result<std::string> ReadRegularFile(const std::string& path, size_t max_bytes) {
   return ReadRegularFileRange(path, 0, max_bytes);
 }
 
-Result<uint64_t> RegularFileSize(const std::string& path) {
+Result<FileIdentity> RegularFileIdentity(const std::string& path) {
   struct stat st {};
   // O_PATH: never blocks, even on a FIFO; the link itself when it is one.
   Result<UniqueFd> fd = OpenPath(path, O_PATH | O_NOFOLLOW);
@@ -299,7 +300,14 @@ Result<uint64_t> RegularFileSize(const std::string& path) {
   if (!S_ISREG(st.st_mode)) {
     return FailedPrecondition(path + " is " + FileKind(st.st_mode) + ", not a regular file; it is not read");
   }
-  return static_cast<uint64_t>(st.st_size);
+  return FileIdentity{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+                      static_cast<uint64_t>(st.st_size)};
+}
+
+Result<uint64_t> RegularFileSize(const std::string& path) {
+  Result<FileIdentity> identity = RegularFileIdentity(path);
+  if (!identity.ok()) return identity.status();
+  return identity->size;
 }
 
 bool IsDirectory(const std::string& path) {

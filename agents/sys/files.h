@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "agents/sys/unique_fd.h"
 #include "common/status.h"
 
 namespace gpuctl::sys {
@@ -52,6 +53,16 @@ bool IsWritableDir(const std::string& path);
 Result<std::string> ReadRegularFile(const std::string& path, size_t max_bytes);
 Result<std::string> ReadRegularFileRange(const std::string& path, uint64_t offset, size_t max_bytes);
 Result<uint64_t> RegularFileSize(const std::string& path);
+// The same file opened for reading (O_NOFOLLOW, O_NONBLOCK, regular only).
+Result<UniqueFd> OpenRegularFile(const std::string& path);
+// Which file `path` is now and how long: a file is the same file while its
+// device and inode are (a rename keeps them; a new file of that name does not).
+struct FileIdentity {
+  uint64_t device = 0;
+  uint64_t inode = 0;
+  uint64_t size = 0;
+};
+Result<FileIdentity> RegularFileIdentity(const std::string& path);
 
 // A directory (following links, as chdir would).
 bool IsDirectory(const std::string& path);

@@ -44,16 +44,29 @@ Result<LogFollower> LogFollower::Open(JobSupervisor& jobs, LogFollowOptions opti
   return LogFollower(jobs, std::move(options), source->path, offset, source->ended);
 }
 
-Result<std::string> LogFollower::ReadChunk() const {
+Result<LogStep> LogFollower::ReadChunk() const {
+  LogStep chunk{LogStep::Kind::kData, offset_, {}};
+  if (options_.local_ranges) {
+    Result<sys::FileIdentity> file = sys::RegularFileIdentity(path_);
+    if (!file.ok()) {
+      if (file.status().code() == ErrorCode::kNotFound) return chunk;
+      return file.status();
+    }
+    if (file->size > offset_) {
+      chunk.local = LogStep::LocalRange{path_, file->device, file->inode,
+                                        std::min(file->size - offset_, options_.local_range_bytes)};
+    }
+    return chunk;
+  }
   Result<std::string> data = sys::ReadRegularFileRange(path_, offset_, options_.chunk_bytes);
-  if (!data.ok() && data.status().code() == ErrorCode::kNotFound) return std::string();
-  return data;
+  if (!data.ok() && data.status().code() != ErrorCode::kNotFound) return data.status();
+  if (data.ok()) chunk.data = std::move(data).value();
+  return chunk;
 }
 
-LogStep LogFollower::DataStep(std::string data) {
-  LogStep step{LogStep::Kind::kData, offset_, std::move(data)};
-  offset_ += step.data.size();
-  return step;
+LogStep LogFollower::Take(LogStep chunk) {
+  offset_ += chunk.size();
+  return chunk;
 }
 
 Result<LogStep> LogFollower::Next() {
@@ -61,9 +74,9 @@ Result<LogStep> LogFollower::Next() {
   // Two rounds at most: when the job turns out to have ended, one more read
   // picks up the bytes it wrote between our read and its exit.
   for (int round = 0; round < 2; ++round) {
-    Result<std::string> data = ReadChunk();
-    if (!data.ok()) return data.status();
-    if (!data->empty()) return DataStep(std::move(data).value());
+    Result<LogStep> chunk = ReadChunk();
+    if (!chunk.ok()) return chunk.status();
+    if (chunk->size() > 0) return Take(std::move(chunk).value());
     if (!options_.follow) return LogStep{LogStep::Kind::kDone, offset_, {}};
     // Shorter than what was handed over: cut (copytruncate keeps the inode
     // and cuts to 0). Going on from the old offset would hand over the new
@@ -71,9 +84,9 @@ Result<LogStep> LogFollower::Next() {
     // go on from its start, as tail -F does, and say so.
     if (Result<uint64_t> size = sys::RegularFileSize(path_); size.ok() && *size < offset_) {
       offset_ = 0;
-      Result<std::string> fresh = ReadChunk();
+      Result<LogStep> fresh = ReadChunk();
       if (!fresh.ok()) return fresh.status();
-      LogStep step = DataStep(std::move(fresh).value());
+      LogStep step = Take(std::move(fresh).value());
       step.truncated = true;
       return step;
     }
@@ -211,10 +224,10 @@ Result<LogStep> LogFollower::NextOfAttempt() {
       step.attempt_start = LogStep::AttemptStart{attempt_->attempt, attempt_->run_id, attempt_->changes};
       return step;
     }
-    Result<std::string> data = ReadChunk();
-    if (!data.ok()) return data.status();
+    Result<LogStep> chunk = ReadChunk();
+    if (!chunk.ok()) return chunk.status();
     if (MovedAside()) continue;  // read again from where it is now
-    if (!data->empty()) return DataStep(std::move(data).value());
+    if (chunk->size() > 0) return Take(std::move(chunk).value());
     if (!options_.follow) return LogStep{LogStep::Kind::kDone, offset_, {}};
     Result<std::optional<LogStep>> step = std::optional<LogStep>();
     if (attempt_->whole) {
@@ -223,13 +236,13 @@ Result<LogStep> LogFollower::NextOfAttempt() {
       if (MovedAside()) continue;  // what was shorter is the next run's new log
       const uint64_t was = offset_;
       offset_ = 0;  // cut, as in Next
-      Result<std::string> fresh = ReadChunk();
+      Result<LogStep> fresh = ReadChunk();
       if (!fresh.ok()) return fresh.status();
       if (MovedAside()) {
         offset_ = was;
         continue;
       }
-      LogStep cut = DataStep(std::move(fresh).value());
+      LogStep cut = Take(std::move(fresh).value());
       cut.truncated = true;
       return cut;
     } else {

@@ -6,9 +6,11 @@
 #include <ostream>
 
 #include "agents/sys/clock.h"
+#include "agents/sys/identified_file.h"
 #include "agents/sys/pipe_buffer.h"
 #include "client/commands/command_context.h"
 #include "client/commands/train_subcommands.h"
+#include "client/local_log_reader.h"
 #include "client/multinode/multinode_commands.h"
 #include "client/resuming_log_stream.h"
 #include "common/job_name.h"
@@ -110,6 +112,12 @@ Status StreamJobLog(AgentClient& client, const v1::StreamLogsRequest& request,
   seams.probe = [&client, &name] { return client.GetJob(name).status(); };
   seams.sleep = [](std::chrono::milliseconds d) { sys::SleepFor(sys::RealClock(), d); };
   seams.now = [] { return sys::RealClock().SteadyNow(); };
+  // On the agent's host the log is read here, at tail's pace; elsewhere the
+  // boot ids differ and the agent sends every byte.
+  options.request.set_local_boot_id(sys::BootId());
+  LocalLogReader local;
+  seams.read_local = [&local](const v1::LocalLogRange& range, uint64_t offset,
+                              const LogStreamSeams::PieceSink& sink) { return local.Read(range, offset, sink); };
   return StreamLogResuming(options, seams, write, note);
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iterator>
 
+#include "agents/sys/identified_file.h"
 #include "agents/train/checkpoint_relaunch.h"
 #include "agents/train/oom_relaunch.h"
 #include "daemon/service/agent_service.h"
@@ -191,6 +192,9 @@ grpc::ServerWriteReactor<v1::LogChunk>* AgentService::StreamLogs(grpc::CallbackS
   options.follow = request->follow();
   options.attempt = request->attempt();
   options.across_attempts = request->across_attempts();
+  // A client on this host (the same kernel) reads the log itself.
+  static const std::string boot_id = sys::BootId();
+  options.local_ranges = !boot_id.empty() && request->local_boot_id() == boot_id;
   return new LogStreamReactor(jobs_, log_watch_, log_slots_, std::move(options), &streams_);
 }
 

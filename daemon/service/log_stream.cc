@@ -53,6 +53,13 @@ auto LogStreamReactor::Produce(v1::LogChunk& out, grpc::Status& end) -> Next {
     case train::LogStep::Kind::kData:
       out.set_offset(step->offset);
       out.set_data(std::move(step->data));
+      if (step->local) {
+        v1::LocalLogRange& local = *out.mutable_local();
+        local.set_path(std::move(step->local->path));
+        local.set_device(step->local->device);
+        local.set_inode(step->local->inode);
+        local.set_length(step->local->length);
+      }
       out.set_truncated(step->truncated);
       if (step->attempt_start) {
         out.set_attempt_start(true);

@@ -161,5 +161,67 @@ TEST_F(LogStreams, AFifoInPlaceOfTheLogEndsTheStreamAndTheAgentStaysResponsive) 
   EXPECT_EQ(Gpuctl({"train", "stop", "fifo", "--grace", "1s"}).exit_code, 0);
 }
 
+// The boot id of this kernel, as gpuctl sends it.
+std::string ThisBootId() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(in, id);
+  return id;
+}
+
+// On the agent's host `gpuctl train logs` is named ranges of the log and
+// reads them itself; a client of another kernel gets the bytes; and a client
+// that cannot read the file named (here: the job's directory hidden in its
+// own mount namespace, as another user's log or a container's path would be)
+// gets the whole log all the same, through the agent.
+TEST_F(LogStreams, AClientOnTheAgentsHostReadsTheLogItselfAndAnyOtherIsSentIt) {
+  StartTrainAgent();
+  ASSERT_EQ(Gpuctl({"train", "start", "--name", "seq", "--", "seq", "1", "200000"}).exit_code, 0);
+  ASSERT_EQ(Gpuctl({"train", "wait", "seq"}).exit_code, 0);
+  const std::string job_dir = StateDir() + "/jobs/seq";
+  const std::string log = ReadFile(job_dir + "/output.log");
+  ASSERT_GT(log.size(), 1'000'000u);
+
+  auto stub = v1::Agent::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
+  auto chunks_for = [&](const std::string& boot_id) {
+    v1::StreamLogsRequest request;
+    request.set_name("seq");
+    request.set_local_boot_id(boot_id);
+    grpc::ClientContext context;
+    std::vector<v1::LogChunk> chunks;
+    auto reader = stub->StreamLogs(&context, request);
+    for (v1::LogChunk chunk; reader->Read(&chunk);) chunks.push_back(chunk);
+    EXPECT_TRUE(reader->Finish().ok());
+    return chunks;
+  };
+  struct stat st {};
+  ASSERT_EQ(::stat((job_dir + "/output.log").c_str(), &st), 0);
+  std::vector<v1::LogChunk> named = chunks_for(ThisBootId());
+  ASSERT_EQ(named.size(), 1u) << "one range names the whole finished log";
+  EXPECT_TRUE(named[0].data().empty());
+  EXPECT_EQ(named[0].local().path(), job_dir + "/output.log");
+  EXPECT_EQ(named[0].local().device(), static_cast<uint64_t>(st.st_dev));
+  EXPECT_EQ(named[0].local().inode(), static_cast<uint64_t>(st.st_ino));
+  EXPECT_EQ(named[0].local().length(), log.size());
+  std::string sent;
+  for (const v1::LogChunk& chunk : chunks_for("00000000-0000-0000-0000-000000000000")) {
+    EXPECT_FALSE(chunk.has_local()) << "a range named to another host's client";
+    sent += chunk.data();
+  }
+  EXPECT_TRUE(sent == log) << "another kernel's client got " << sent.size() << " of " << log.size() << " bytes";
+
+  RunResult here = Gpuctl({"train", "logs", "seq"});
+  EXPECT_EQ(here.exit_code, 0) << here.err;
+  EXPECT_TRUE(here.out == log) << here.out.size() << " of " << log.size() << " bytes";
+
+  if (::geteuid() != 0) GTEST_SKIP() << "hiding the job's directory needs a mount namespace (root)";
+  RunResult hidden = RunProgram({"unshare", "--mount", "--propagation", "private", "sh", "-c",
+                                 "mount -t tmpfs none \"$0\" && exec \"$@\"", job_dir, BinaryPath("gpuctl"),
+                                 "--agent", address_, "train", "logs", "seq"});
+  EXPECT_EQ(hidden.exit_code, 0) << hidden.err;
+  EXPECT_TRUE(hidden.out == log) << hidden.out.size() << " of " << log.size() << " bytes; " << hidden.err;
+  EXPECT_EQ(hidden.err, "") << "falling back to the agent is no news to the user";
+}
+
 }  // namespace
 }  // namespace gpuctl::testing

@@ -18,6 +18,7 @@
 #include "agents/train/log_follower.h"
 #include "common/units.h"
 #include "tests/unit/train/job_supervisor_fixture.h"
+#include "tests/unit/train/log_step_bytes.h"
 
 namespace gpuctl::train {
 namespace {
@@ -68,13 +69,13 @@ void StepUntil(LogFollower& follower, FollowedAttempts& out, const std::function
       out.attempts.push_back({step->attempt_start->attempt, step->attempt_start->run_id,
                               step->attempt_start->changes, {}});
     }
-    if (!step->data.empty()) {
+    if (std::string bytes = test_support::StepBytes(*step); !bytes.empty()) {
       if (out.attempts.empty()) {
         ADD_FAILURE() << "data before any attempt_start";
         out.error = true;
         return;
       }
-      out.attempts.back().text += step->data;
+      out.attempts.back().text += bytes;
     }
   }
 }
@@ -152,23 +153,33 @@ TEST_F(LogFollowerAttemptsTest, FollowsAnOomRelaunchIntoTheNextAttempt) {
 // The follower reads attempt 1's rest from where it is kept, never
 // attempt 2's bytes as attempt 1's.
 TEST_F(LogFollowerAttemptsTest, AFollowerBehindTheRelaunchReadsTheRestOfItsAttempt) {
-  JobRecord first = StartOk(Recovering("slow"));
-  const std::string attempt1 = "a1 line one\na1 line two\n" + std::string(kOomLine);
-  Append(first.log_path, attempt1);
-  LogFollower follower = OpenFollower({.job = "slow", .follow = true, .chunk_bytes = 5, .across_attempts = true});
-  FollowedAttempts out;
-  StepUntil(follower, out, [&] { return !out.attempts.empty() && out.attempts[0].text.size() == 10; });
+  // Through the agent, and named for a client on this host: a range of
+  // attempt 1's rest names the file where it is kept, never the new one.
+  for (bool local : {false, true}) {
+    const std::string name = local ? "slow-local" : "slow";
+    JobRecord first = StartOk(Recovering(name));
+    const std::string attempt1 = "a1 line one\na1 line two\n" + std::string(kOomLine);
+    Append(first.log_path, attempt1);
+    LogFollower follower = OpenFollower({.job = name,
+                                         .follow = true,
+                                         .chunk_bytes = 5,
+                                         .across_attempts = true,
+                                         .local_ranges = local,
+                                         .local_range_bytes = 5});
+    FollowedAttempts out;
+    StepUntil(follower, out, [&] { return !out.attempts.empty() && out.attempts[0].text.size() == 10; });
 
-  JobRecord second = RelaunchAfterOom(first, "");
-  const std::string attempt2 = "a2 " + std::string(400, '2') + "\n";
-  Append(second.log_path, attempt2);
-  EndJob(second, "0\n");
-  StepUntil(follower, out, [] { return false; });
-  EXPECT_TRUE(out.done);
-  ASSERT_EQ(out.attempts.size(), 2u);
-  EXPECT_EQ(out.attempts[0].text, attempt1);
-  EXPECT_EQ(out.attempts[1].attempt, 2u);
-  EXPECT_EQ(out.attempts[1].text, attempt2);
+    JobRecord second = RelaunchAfterOom(first, "");
+    const std::string attempt2 = "a2 " + std::string(400, '2') + "\n";
+    Append(second.log_path, attempt2);
+    EndJob(second, "0\n");
+    StepUntil(follower, out, [] { return false; });
+    EXPECT_TRUE(out.done) << "local " << local;
+    ASSERT_EQ(out.attempts.size(), 2u) << "local " << local;
+    EXPECT_EQ(out.attempts[0].text, attempt1) << "local " << local;
+    EXPECT_EQ(out.attempts[1].attempt, 2u);
+    EXPECT_EQ(out.attempts[1].text, attempt2) << "local " << local;
+  }
 }
 
 TEST_F(LogFollowerAttemptsTest, AnAttemptAskedForIsReadAloneOrFollowedOn) {

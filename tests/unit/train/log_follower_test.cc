@@ -19,6 +19,7 @@
 
 #include "tests/fakes/temp_dir.h"
 #include "tests/unit/train/job_supervisor_fixture.h"
+#include "tests/unit/train/log_step_bytes.h"
 
 namespace gpuctl::train {
 namespace {
@@ -26,6 +27,7 @@ namespace {
 using testing::TempDir;
 using test_support::Append;
 using test_support::ReadAll;
+using test_support::StepBytes;
 using namespace std::chrono_literals;
 
 // --- TailStartOffset ---
@@ -124,6 +126,7 @@ struct Followed {
   std::string text;
   LogStep::Kind last = LogStep::Kind::kDone;
   std::vector<size_t> truncated;  // which chunks said the log was cut
+  size_t local_ranges = 0;        // chunks that named a range of the file
 };
 
 // Takes steps until the follower waits or is done.
@@ -138,8 +141,10 @@ Followed Drain(LogFollower& follower) {
       return out;
     }
     if (step->truncated) out.truncated.push_back(out.chunks.size());
-    out.text += step->data;
-    out.chunks.push_back({step->offset, std::move(step->data)});
+    if (step->local) ++out.local_ranges;
+    std::string bytes = StepBytes(*step);
+    out.text += bytes;
+    out.chunks.push_back({step->offset, std::move(bytes)});
   }
 }
 
@@ -155,7 +160,7 @@ Status FollowToEnd(LogFollower& follower, sys::FileWatchHub& hub, std::string& t
     if (!step.ok()) return step.status();
     if (step->kind == LogStep::Kind::kDone) return Status::Ok();
     if (step->kind == LogStep::Kind::kData) {
-      text += step->data;
+      text += StepBytes(*step);
       on_text(text);
       continue;
     }
@@ -184,9 +189,14 @@ void ExpectContiguous(const std::vector<Chunk>& chunks, uint64_t start, size_t m
   }
 }
 
-class LogFollowerTest : public test_support::JobSupervisorFixture {
+// Every test runs twice: the follower reading the bytes (a remote client's
+// stream) and naming ranges for a client on this host to read (LogStep::local,
+// of at most chunk_bytes each so that the chunk checks hold alike).
+class LogFollowerTest : public test_support::JobSupervisorFixture, public ::testing::WithParamInterface<bool> {
  protected:
   LogFollower Open(LogFollowOptions options) {
+    options.local_ranges = GetParam();
+    options.local_range_bytes = options.chunk_bytes;
     Result<LogFollower> follower = LogFollower::Open(Supervisor(), std::move(options));
     EXPECT_TRUE(follower.ok()) << follower.status().message();
     return std::move(follower).value();
@@ -200,7 +210,7 @@ class LogFollowerTest : public test_support::JobSupervisorFixture {
       "step 3 | loss 2.0 and no newline at the end";
 };
 
-TEST_F(LogFollowerTest, EndedJobGivesAllBytesInOrder) {
+TEST_P(LogFollowerTest, EndedJobGivesAllBytesInOrder) {
   JobRecord job = StartOk(Spec("done"));
   Append(job.log_path, log_text_);
   EndJob(job, "0\n");
@@ -215,7 +225,32 @@ TEST_F(LogFollowerTest, EndedJobGivesAllBytesInOrder) {
   }
 }
 
-TEST_F(LogFollowerTest, EndedJobWithFollowEndsAtTheEnd) {
+// A range names the very file (a client checks both before it reads), and only
+// a reader that asked for ranges is handed them.
+TEST_P(LogFollowerTest, OnlyALocalReaderIsHandedRangesAndTheyNameTheLogItself) {
+  JobRecord job = StartOk(Spec("named"));
+  Append(job.log_path, log_text_);
+  EndJob(job, "0\n");
+  struct stat st {};
+  ASSERT_EQ(::stat(job.log_path.c_str(), &st), 0);
+  LogFollower follower = Open({.job = "named", .chunk_bytes = 16});
+  size_t steps = 0;
+  for (Result<LogStep> step = follower.Next(); step.ok() && step->kind == LogStep::Kind::kData;
+       step = follower.Next()) {
+    ++steps;
+    ASSERT_EQ(step->local.has_value(), GetParam());
+    if (!step->local) continue;
+    EXPECT_TRUE(step->data.empty());
+    EXPECT_EQ(step->local->path, job.log_path);
+    EXPECT_EQ(step->local->device, static_cast<uint64_t>(st.st_dev));
+    EXPECT_EQ(step->local->inode, static_cast<uint64_t>(st.st_ino));
+    EXPECT_LE(step->local->length, 16u);
+    EXPECT_GT(step->local->length, 0u);
+  }
+  EXPECT_EQ(steps, (log_text_.size() + 15) / 16);
+}
+
+TEST_P(LogFollowerTest, EndedJobWithFollowEndsAtTheEnd) {
   JobRecord job = StartOk(Spec("done"));
   Append(job.log_path, log_text_);
   EndJob(job, "1\n");
@@ -225,7 +260,7 @@ TEST_F(LogFollowerTest, EndedJobWithFollowEndsAtTheEnd) {
   EXPECT_EQ(out.text, log_text_);
 }
 
-TEST_F(LogFollowerTest, RunningJobWithFollowWaitsAtTheEndAndWithoutIsDone) {
+TEST_P(LogFollowerTest, RunningJobWithFollowWaitsAtTheEndAndWithoutIsDone) {
   JobRecord job = StartOk(Spec("live"));
   Append(job.log_path, "first\n");
   LogFollower following = Open({.job = "live", .follow = true});
@@ -242,7 +277,7 @@ TEST_F(LogFollowerTest, RunningJobWithFollowWaitsAtTheEndAndWithoutIsDone) {
   EXPECT_EQ(Drain(once).last, LogStep::Kind::kDone);
 }
 
-TEST_F(LogFollowerTest, FromOffsetAndTailLines) {
+TEST_P(LogFollowerTest, FromOffsetAndTailLines) {
   JobRecord job = StartOk(Spec("tail"));
   Append(job.log_path, log_text_);
   EndJob(job, "0\n");
@@ -260,7 +295,7 @@ TEST_F(LogFollowerTest, FromOffsetAndTailLines) {
 }
 
 // --tail 0: none of what is written; with follow, what comes after.
-TEST_F(LogFollowerTest, TailZeroLinesStartsAtTheEnd) {
+TEST_P(LogFollowerTest, TailZeroLinesStartsAtTheEnd) {
   JobRecord job = StartOk(Spec("tail0"));
   Append(job.log_path, log_text_);
   LogFollower once = Open({.job = "tail0", .tail_lines = 0});
@@ -286,7 +321,7 @@ TEST_F(LogFollowerTest, TailZeroLinesStartsAtTheEnd) {
 // logrotate's copytruncate copies the log away and cuts it to 0 while the
 // job writes on. A follower that kept its offset would hand over the new
 // content from that offset on: a torn line, and the lines before it lost.
-TEST_F(LogFollowerTest, ALogCutShorterIsFollowedFromItsNewStart) {
+TEST_P(LogFollowerTest, ALogCutShorterIsFollowedFromItsNewStart) {
   JobRecord job = StartOk(Spec("rotated"));
   const std::string before = "step 1 | loss 2.5\nstep 2 | loss 2.25\n";
   Append(job.log_path, before);
@@ -330,7 +365,7 @@ TEST_F(LogFollowerTest, ALogCutShorterIsFollowedFromItsNewStart) {
   EXPECT_EQ(nothing.last, LogStep::Kind::kDone);
 }
 
-TEST_F(LogFollowerTest, FollowWakesOnAppendAndEndsWithTheJob) {
+TEST_P(LogFollowerTest, FollowWakesOnAppendAndEndsWithTheJob) {
   JobRecord job = StartOk(Spec("live"));
   Append(job.log_path, "first\n");
   LogFollower follower = Open({.job = "live", .follow = true});
@@ -379,7 +414,7 @@ TEST_F(LogFollowerTest, FollowWakesOnAppendAndEndsWithTheJob) {
   EXPECT_EQ(hub.pending_waits(), 0u);
 }
 
-TEST_F(LogFollowerTest, BytesWrittenAsTheJobEndsAreNotLost) {
+TEST_P(LogFollowerTest, BytesWrittenAsTheJobEndsAreNotLost) {
   JobRecord job = StartOk(Spec("race"));
   Append(job.log_path, "first\n");
   LogFollower follower = Open({.job = "race", .follow = true});
@@ -399,7 +434,7 @@ TEST_F(LogFollowerTest, BytesWrittenAsTheJobEndsAreNotLost) {
   EXPECT_EQ(rest.last, LogStep::Kind::kDone);
 }
 
-TEST_F(LogFollowerTest, ALogThatIsNotARegularFileEndsTheStreamWithAnError) {
+TEST_P(LogFollowerTest, ALogThatIsNotARegularFileEndsTheStreamWithAnError) {
   JobRecord job = StartOk(Spec("fifo"));
   ::unlink(job.log_path.c_str());  // a log the job may not have made yet
   ASSERT_EQ(::mkfifo(job.log_path.c_str(), 0600), 0);
@@ -408,11 +443,16 @@ TEST_F(LogFollowerTest, ALogThatIsNotARegularFileEndsTheStreamWithAnError) {
   EXPECT_FALSE(step.ok());
 }
 
-TEST_F(LogFollowerTest, UnknownJobIsNotFound) {
+TEST_P(LogFollowerTest, UnknownJobIsNotFound) {
   Result<LogFollower> follower = LogFollower::Open(Supervisor(), {.job = "ghost"});
   ASSERT_FALSE(follower.ok());
   EXPECT_EQ(follower.status().code(), ErrorCode::kNotFound);
 }
+
+INSTANTIATE_TEST_SUITE_P(ThroughTheAgentAndLocal, LogFollowerTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& p) {
+                           return p.param ? "LocalRanges" : "Bytes";
+                         });
 
 }  // namespace
 }  // namespace gpuctl::train
