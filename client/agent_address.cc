@@ -8,6 +8,10 @@ std::string ChooseAgentAddress(const std::string& flag_value, const std::string&
   return kDefaultAgentAddress;
 }
 
+bool IsUnixSocketAddress(const std::string& address) {
+  return address.rfind("unix:", 0) == 0 || address.rfind('/', 0) == 0;
+}
+
 Result<std::string> NormalizeAgentAddress(const std::string& address) {
   if (address.rfind("unix:", 0) == 0) {
     if (address.size() > 5 && address[5] == '/') return address;

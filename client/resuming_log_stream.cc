@@ -13,6 +13,7 @@ Status StreamLogResuming(const LogStreamOptions& options, const LogStreamSeams& 
   v1::StreamLogsRequest original = options.request;
   if (!seams.read_local) original.clear_local_boot_id();
   bool local_failed = false;  // a named range could not be read here
+  std::optional<Status> refused;  // the agent sent what was not asked for
   // A --tail start is chosen by the agent; any other starts where asked.
   std::optional<uint64_t> start;
   if (original.from_offset() > 0 || !original.has_tail_lines()) start = original.from_offset();
@@ -53,7 +54,12 @@ Status StreamLogResuming(const LogStreamOptions& options, const LogStreamSeams& 
            ", e.g. by logrotate's copytruncate; following it from its new start");
     }
     if (chunk.has_local()) {
-      if (!seams.read_local) return true;  // never asked for (see above); the next chunk notes the gap
+      if (original.local_boot_id().empty()) {
+        // Never offered, or withdrawn after a failed read: asking again would
+        // only be answered alike.
+        refused = Internal("the agent named a range of the log instead of sending it, though not asked to");
+        return false;
+      }
       Status read = seams.read_local(chunk.local(), chunk.offset(), write_accepted);
       if (!read.ok() && !stopped_by_writer) local_failed = true;
       return read.ok() && !stopped_by_writer;
@@ -68,6 +74,7 @@ Status StreamLogResuming(const LogStreamOptions& options, const LogStreamSeams& 
   while (true) {
     Status s = seams.stream(ResumeRequest(original, tracker), on_chunk);
     if (stopped_by_writer) return Status::Ok();
+    if (refused) return *refused;
     if (local_failed) {
       // Not readable here after all: the agent sends the rest itself.
       local_failed = false;

@@ -53,7 +53,8 @@ bool IsWritableDir(const std::string& path);
 Result<std::string> ReadRegularFile(const std::string& path, size_t max_bytes);
 Result<std::string> ReadRegularFileRange(const std::string& path, uint64_t offset, size_t max_bytes);
 Result<uint64_t> RegularFileSize(const std::string& path);
-// The same file opened for reading (O_NOFOLLOW, O_NONBLOCK, regular only).
+// Opens `path` read-only as the readers above do (no link followed in its
+// last part, never blocking); kFailedPrecondition unless a regular file.
 Result<UniqueFd> OpenRegularFile(const std::string& path);
 // Which file `path` is now and how long: a file is the same file while its
 // device and inode are (a rename keeps them; a new file of that name does not).

@@ -1,32 +1,33 @@
 #include "agents/sys/identified_file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 
-#include "agents/sys/files.h"
-
 namespace gpuctl::sys {
 
-std::string BootId() {
-  Result<std::string> text = ReadFileRange("/proc/sys/kernel/random/boot_id", 0, 64);
-  if (!text.ok()) return {};
-  std::string id = std::move(text).value();
-  while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
-  return id;
-}
-
 Result<IdentifiedFile> IdentifiedFile::Open(const std::string& path, uint64_t device, uint64_t inode) {
-  Result<UniqueFd> fd = OpenRegularFile(path);
-  if (!fd.ok()) return fd.status();
+  // Looked at before it is opened: O_PATH opens nothing, so a device node or
+  // a FIFO put at the path is never opened (a tty's open alone acts on it),
+  // and the reopen through /proc is of the very inode checked here.
+  UniqueFd at(::open(path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  if (!at.valid()) {
+    if (errno == ENOENT) return NotFound(path + " does not exist");
+    return ErrnoError("cannot open " + path, errno);
+  }
   struct stat st {};
-  if (::fstat(fd->get(), &st) != 0) return ErrnoError("cannot stat " + path, errno);
+  if (::fstat(at.get(), &st) != 0) return ErrnoError("cannot stat " + path, errno);
+  if (!S_ISREG(st.st_mode)) return FailedPrecondition(path + " is not a regular file; it is not read");
   if (static_cast<uint64_t>(st.st_dev) != device || static_cast<uint64_t>(st.st_ino) != inode) {
     return FailedPrecondition(path + " is now another file than the one named (device " + std::to_string(device) +
                               ", inode " + std::to_string(inode) + ")");
   }
-  return IdentifiedFile(std::move(fd).value(), path, device, inode);
+  // Opening for reading checks the caller's permission, as open(path) would.
+  UniqueFd fd(::open(("/proc/self/fd/" + std::to_string(at.get())).c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoError("cannot open " + path, errno);
+  return IdentifiedFile(std::move(fd), path, device, inode);
 }
 
 Result<size_t> IdentifiedFile::ReadAt(uint64_t offset, char* out, size_t size) const {

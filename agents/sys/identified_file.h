@@ -14,15 +14,11 @@
 
 namespace gpuctl::sys {
 
-// This kernel's boot id (/proc/sys/kernel/random/boot_id): the same for every
-// process on one host and boot, containers included, and another on any other
-// host. Empty when it cannot be read.
-std::string BootId();
-
 class IdentifiedFile {
  public:
-  // Opens `path` for reading as OpenRegularFile does; kFailedPrecondition when
-  // it is now another file than (device, inode).
+  // Opens `path` for reading, never following a link in its last part;
+  // kNotFound when missing, kFailedPrecondition when it is not a regular file
+  // or is now another file than (device, inode).
   static Result<IdentifiedFile> Open(const std::string& path, uint64_t device, uint64_t inode);
 
   // Up to `size` bytes at `offset` into `out`; 0 at the end of the file.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "agents/sys/confined_root.h"
 #include "agents/sys/files.h"
 
 namespace gpuctl::train {
@@ -46,7 +47,7 @@ Result<LogFollower> LogFollower::Open(JobSupervisor& jobs, LogFollowOptions opti
 
 Result<LogStep> LogFollower::ReadChunk() const {
   LogStep chunk{LogStep::Kind::kData, offset_, {}};
-  if (options_.local_ranges) {
+  if (options_.local_ranges && !sys::FindConfinedRoot(path_)) {
     Result<sys::FileIdentity> file = sys::RegularFileIdentity(path_);
     if (!file.ok()) {
       if (file.status().code() == ErrorCode::kNotFound) return chunk;

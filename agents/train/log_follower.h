@@ -32,9 +32,14 @@ struct LogFollowOptions {
   bool across_attempts = false;
   // The reader is on this host and reads the log itself: steps name ranges of
   // the file (LogStep::local, up to local_range_bytes each) instead of
-  // carrying them, which saves the bytes two copies and a socket.
+  // carrying them, which saves the bytes two copies and a socket. Not for a
+  // log beneath a container's root: the agent resolves those inside the root
+  // (sys::OpenPath), a client would follow the container's links on the host.
+  // A range is read after it is named, so a log cut and regrown past it
+  // meanwhile reads as grown (as between two reads of the agent's): ranges
+  // are kept short to keep that window short.
   bool local_ranges = false;
-  uint64_t local_range_bytes = uint64_t{64} << 20;
+  uint64_t local_range_bytes = uint64_t{8} << 20;
 };
 
 // The offset where the last `lines` lines of the file begin (0 when it has
@@ -62,7 +67,7 @@ struct LogStep {
   uint64_t size() const { return local ? local->length : data.size(); }
   // kData: the log became shorter than where the follower stood (logrotate's
   // copytruncate), so it goes on from the new content's start: `offset` is 0
-  // and `data` (maybe empty) is what the log holds now.
+  // and `data` or `local` (maybe empty) is what the log holds now.
   bool truncated = false;
   // kData, across attempts: the first step of each attempt the follower
   // reaches (its data may be empty), with what the relaunch into it changed.
@@ -107,8 +112,9 @@ class LogFollower {
   // on there. Checked after each read of the current run's log, so that no
   // byte of the next run's log (which takes the old name) passes for ours.
   bool MovedAside();
-  // The next chunk from offset_ as a kData step, not yet taken: no bytes at
-  // the end, or when there is no log yet.
+  // The next chunk from offset_ as a kData step, not yet taken: its bytes, or
+  // with local ranges the range that holds them; none at the end, or when
+  // there is no log yet.
   Result<LogStep> ReadChunk() const;
   // Hands `chunk` over: the follower moves past its bytes.
   LogStep Take(LogStep chunk);

@@ -27,7 +27,7 @@ void RunAttach(CommandContext& ctx, const std::string& name) {
     node = *found;
   } else {
     std::string address = ChooseAgentAddress(ctx.global.agent, ctx.env_agent);
-    if (address.rfind("unix:", 0) != 0 && address.rfind('/', 0) != 0) {
+    if (!IsUnixSocketAddress(address)) {
       return ctx.Fail(InvalidArgument("train attach needs a terminal on the job's host: use the local agent, or "
                                       "--node NAME for another host (not --agent " + address + ")"));
     }

@@ -5,9 +5,10 @@
 #include <memory>
 #include <ostream>
 
+#include "agents/sys/boot_id.h"
 #include "agents/sys/clock.h"
-#include "agents/sys/identified_file.h"
 #include "agents/sys/pipe_buffer.h"
+#include "client/agent_address.h"
 #include "client/commands/command_context.h"
 #include "client/commands/train_subcommands.h"
 #include "client/local_log_reader.h"
@@ -112,9 +113,11 @@ Status StreamJobLog(AgentClient& client, const v1::StreamLogsRequest& request,
   seams.probe = [&client, &name] { return client.GetJob(name).status(); };
   seams.sleep = [](std::chrono::milliseconds d) { sys::SleepFor(sys::RealClock(), d); };
   seams.now = [] { return sys::RealClock().SteadyNow(); };
-  // On the agent's host the log is read here, at tail's pace; elsewhere the
-  // boot ids differ and the agent sends every byte.
-  options.request.set_local_boot_id(sys::BootId());
+  // On the agent's host the log is read here, at tail's pace. Offered over a
+  // unix socket only (a TCP agent is another host's, as a rule, and is not
+  // told this one's boot id); through an SSH tunnel the boot ids differ and
+  // the agent sends every byte.
+  if (IsUnixSocketAddress(client.address())) options.request.set_local_boot_id(sys::BootId());
   LocalLogReader local;
   seams.read_local = [&local](const v1::LocalLogRange& range, uint64_t offset,
                               const LogStreamSeams::PieceSink& sink) { return local.Read(range, offset, sink); };
@@ -131,6 +134,8 @@ void AddTrainLogsCommand(CLI::App& train, CommandContext& context) {
       "agent restarts or the connection drops, reconnects for up to 2 minutes and resumes at the next byte, so "
       "nothing is lost or repeated. If output.log is truncated meanwhile (logrotate's copytruncate), says so on "
       "stderr and goes on from its new start.\n"
+      "On the agent's host it reads output.log itself, as fast as tail, where the caller may read it; "
+      "elsewhere, or where it may not, the agent sends the bytes.\n"
       "A queued job has written nothing: without -f this says so on stderr (exit 0); -f waits for it to start.\n"
       "A multi-node job (train start --multinode) prints every part's lines, each prefixed [NODE], interleaved "
       "as they come; --node NODE follows one part.\n"

@@ -51,8 +51,7 @@ Result<std::string> LocalJobCwd(CommandContext& ctx, const std::string& containe
   // This directory is the job's only when the job runs on this host: a
   // local agent (unix socket), not --node, not a TCP agent, not --container.
   std::string address = ChooseAgentAddress(ctx.global.agent, ctx.env_agent);
-  bool job_runs_here = ctx.global.node.empty() && container.empty() &&
-                       (address.rfind("unix:", 0) == 0 || address.rfind('/', 0) == 0);
+  bool job_runs_here = ctx.global.node.empty() && container.empty() && IsUnixSocketAddress(address);
   if (!job_runs_here) return std::string();
   return sys::CurrentDirectory();
 }

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <iterator>
 
-#include "agents/sys/identified_file.h"
+#include "agents/sys/boot_id.h"
 #include "agents/train/checkpoint_relaunch.h"
 #include "agents/train/oom_relaunch.h"
 #include "daemon/service/agent_service.h"

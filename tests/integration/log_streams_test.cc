@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpuctl/v1/agent.grpc.pb.h"
+#include "tests/fakes/skip_policy.h"
 #include "tests/integration/train_fixture.h"
 
 namespace gpuctl::testing {
@@ -214,7 +215,10 @@ TEST_F(LogStreams, AClientOnTheAgentsHostReadsTheLogItselfAndAnyOtherIsSentIt) {
   EXPECT_EQ(here.exit_code, 0) << here.err;
   EXPECT_TRUE(here.out == log) << here.out.size() << " of " << log.size() << " bytes";
 
-  if (::geteuid() != 0) GTEST_SKIP() << "hiding the job's directory needs a mount namespace (root)";
+  if (::geteuid() != 0) GPUCTL_SKIP() << "hiding the job's directory needs a mount namespace (root)";
+  if (RunProgram({"unshare", "--mount", "true"}).exit_code != 0) {
+    GPUCTL_SKIP_ALLOWED(kPlatform) << "this machine makes no mount namespace (unshare --mount failed)";
+  }
   RunResult hidden = RunProgram({"unshare", "--mount", "--propagation", "private", "sh", "-c",
                                  "mount -t tmpfs none \"$0\" && exec \"$@\"", job_dir, BinaryPath("gpuctl"),
                                  "--agent", address_, "train", "logs", "seq"});

@@ -26,6 +26,8 @@ struct HostAgent {
   std::string file;
   uint64_t range_bytes = 4;
   std::optional<uint64_t> unreadable_from;
+  bool ranges_unasked = false;                // names ranges even to a request without a boot id
+  std::optional<size_t> first_call_drops_after;  // chunks, then kUnavailable (an agent restart)
   std::vector<v1::StreamLogsRequest> requests;
   std::vector<std::pair<uint64_t, uint64_t>> ranges_read;  // (offset, length) the reader was given
   std::string written;
@@ -35,11 +37,15 @@ struct HostAgent {
     LogStreamSeams seams;
     seams.stream = [this](const v1::StreamLogsRequest& request, const LogStreamSeams::ChunkSink& sink) {
       requests.push_back(request);
+      size_t sent = 0;
       for (uint64_t at = request.from_offset(); at < file.size(); at += range_bytes) {
+        if (requests.size() == 1 && first_call_drops_after && sent++ == *first_call_drops_after) {
+          return Unavailable("socket closed");
+        }
         const uint64_t length = std::min<uint64_t>(range_bytes, file.size() - at);
         v1::LogChunk chunk;
         chunk.set_offset(at);
-        if (request.local_boot_id().empty()) {
+        if (request.local_boot_id().empty() && !ranges_unasked) {
           chunk.set_data(file.substr(at, length));
         } else {
           v1::LocalLogRange& range = *chunk.mutable_local();
@@ -104,8 +110,9 @@ TEST(LocalLogFollow, NamedRangesAreReadHereAndWrittenOnce) {
   EXPECT_TRUE(agent.notes.empty());
 }
 
-// Read here up to byte 6 (mid-range, mid-piece): the agent is asked again
-// from byte 6 without the offer and sends the rest itself.
+// Read here up to byte N (at a range's start, mid-range, at the last byte):
+// the agent is asked again from byte N without the offer and sends the rest
+// itself.
 TEST(LocalLogFollow, WhereARangeCannotBeReadTheAgentSendsTheRestFromTheNextByte) {
   for (uint64_t unreadable : {uint64_t{0}, uint64_t{5}, uint64_t{6}, uint64_t{kLog.size() - 1}}) {
     HostAgent agent(kLog, unreadable);
@@ -129,6 +136,34 @@ TEST(LocalLogFollow, ATailRetriedBeforeAnyByteIsStillATail) {
   EXPECT_TRUE(agent.requests[1].has_tail_lines());
   EXPECT_EQ(agent.requests[1].tail_lines(), 2u);
   EXPECT_TRUE(agent.requests[1].local_boot_id().empty());
+}
+
+TEST(LocalLogFollow, AReconnectKeepsTheOfferAndResumesAtTheNextByte) {
+  HostAgent agent(kLog);
+  agent.first_call_drops_after = 2;
+  LogStreamOptions options = LogsOf("job");
+  options.request.set_follow(true);
+  options.reconnect = true;
+  ASSERT_TRUE(agent.Run(options, true).ok());
+  EXPECT_EQ(agent.written, kLog);
+  ASSERT_EQ(agent.requests.size(), 2u);
+  EXPECT_EQ(agent.requests[1].from_offset(), 8u);
+  EXPECT_FALSE(agent.requests[1].local_boot_id().empty());
+  ASSERT_EQ(agent.notes.size(), 1u);  // "lost the agent ..., reconnecting"
+}
+
+// An agent that names ranges it was not offered to (a bug, or a hostile one)
+// ends the copy with an error: not skipped bytes, not a loop of retries.
+TEST(LocalLogFollow, ARangeNotAskedForEndsItWithAnError) {
+  for (bool with_reader : {false, true}) {
+    HostAgent agent(kLog, 0);  // nothing is readable here
+    agent.ranges_unasked = true;
+    Status s = agent.Run(LogsOf("job"), with_reader);
+    EXPECT_EQ(s.code(), ErrorCode::kInternal) << s.ToString();
+    EXPECT_NE(s.message().find("not asked"), std::string::npos) << s.message();
+    EXPECT_EQ(agent.requests.size(), with_reader ? 2u : 1u);
+    EXPECT_EQ(agent.written, "");
+  }
 }
 
 TEST(LocalLogFollow, WithoutAReaderNoneIsOffered) {

@@ -105,6 +105,13 @@ TEST(LocalLogReader, APathThatBecameAnotherFileIsRefusedButAFileHeldIsReadOn) {
   ASSERT_TRUE(holding.Read(rest, 17, got.Sink()).ok()) << "the file held is still attempt 1's";
   EXPECT_EQ(got.bytes, "attempt 1 line 1\nattempt 1 line 2\n");
 
+  // Another file named next (the next attempt's log): read from it, not
+  // from the file held.
+  v1::LocalLogRange next = RangeOf(log, 35);
+  Pieces of_next;
+  ASSERT_TRUE(holding.Read(next, 0, of_next.Sink()).ok());
+  EXPECT_EQ(of_next.bytes, "attempt 2 is another file entirely\n");
+
   LocalLogReader fresh;
   Pieces none;
   EXPECT_EQ(fresh.Read(rest, 17, none.Sink()).code(), ErrorCode::kFailedPrecondition);

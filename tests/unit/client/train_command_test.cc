@@ -13,6 +13,7 @@
 #include <grpcpp/grpcpp.h>
 #include <nlohmann/json.hpp>
 
+#include "agents/sys/boot_id.h"
 #include "client/cli.h"
 #include "client/exit_codes.h"
 #include "gpuctl/v1/agent.grpc.pb.h"
@@ -200,6 +201,9 @@ TEST_F(TrainCommandTest, LogsAreWrittenRawFromTheOffsetAsked) {
   EXPECT_EQ(agent_.streams.back().from_offset(), 0u);
   EXPECT_EQ(Gpuctl({"train", "logs", "job"}).out, agent_.log);
   EXPECT_FALSE(agent_.streams.back().has_tail_lines());
+  // Over a unix socket the client offers to read the log itself.
+  ASSERT_FALSE(sys::BootId().empty());
+  EXPECT_EQ(agent_.streams.back().local_boot_id(), sys::BootId());
 }
 
 TEST_F(TrainCommandTest, FollowSurvivesAnAgentRestart) {
@@ -225,6 +229,7 @@ TEST_F(TrainCommandTest, FollowSurvivesAnAgentRestart) {
   EXPECT_EQ(restarted.streams.back().from_offset(), 14u);
   EXPECT_FALSE(restarted.streams.back().has_tail_lines());
   EXPECT_TRUE(restarted.streams.back().follow());
+  EXPECT_EQ(restarted.streams.back().local_boot_id(), sys::BootId()) << "a reconnect withdrew the offer";
 }
 
 }  // namespace

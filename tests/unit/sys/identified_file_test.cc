@@ -1,5 +1,6 @@
 // IdentifiedFile reads a file only while the path is the file named by device
 // and inode: a rename keeps a file, a new file of the old name is another.
+#include "agents/sys/boot_id.h"
 #include "agents/sys/identified_file.h"
 
 #include <gtest/gtest.h>

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -15,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agents/sys/confined_root.h"
 #include "agents/sys/file_watch_hub.h"
 
 #include "tests/fakes/temp_dir.h"
@@ -248,6 +250,19 @@ TEST_P(LogFollowerTest, OnlyALocalReaderIsHandedRangesAndTheyNameTheLogItself) {
     EXPECT_GT(step->local->length, 0u);
   }
   EXPECT_EQ(steps, (log_text_.size() + 15) / 16);
+}
+
+// A container's log is resolved inside its root by the agent; a client would
+// follow the container's links on the host, so it is sent, never named.
+TEST_P(LogFollowerTest, ALogBeneathAContainersRootIsSentNotNamed) {
+  JobRecord job = StartOk(Spec("boxed"));
+  Append(job.log_path, log_text_);
+  EndJob(job, "0\n");
+  sys::AddConfinedRoot(std::filesystem::path(job.log_path).parent_path().parent_path().string());
+  LogFollower follower = Open({.job = "boxed"});
+  Followed out = Drain(follower);
+  EXPECT_EQ(out.text, log_text_);
+  EXPECT_EQ(out.local_ranges, 0u);
 }
 
 TEST_P(LogFollowerTest, EndedJobWithFollowEndsAtTheEnd) {
