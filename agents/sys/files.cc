@@ -261,10 +261,11 @@ Result<UniqueFd> OpenRegularFile(const std::string& path) {
   return fd;
 }
 
-Result<std::string> ReadRegularFileRange(const std::string& path, uint64_t offset, size_t max_bytes) {
+Result<size_t> ReadRegularFileRangeInto(const std::string& path, uint64_t offset, size_t max_bytes,
+                                        std::string& buffer) {
   Result<UniqueFd> fd = OpenRegularFile(path);
   if (!fd.ok()) return fd.status();
-  // The buffer is sized to what the file holds now, not to max_bytes: a
+  // What is read is sized to what the file holds now, not to max_bytes: a
   // follower at the end of a log asks for 256 KiB and gets nothing, and a
   // thousand of them must not churn the heap with 256 KiB buffers. Bytes
   // written after the fstat are read next time.
@@ -272,16 +273,23 @@ Result<std::string> ReadRegularFileRange(const std::string& path, uint64_t offse
   if (::fstat(fd->get(), &st) != 0) return ErrnoError("cannot stat " + path, errno);
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   const size_t want = size > offset ? static_cast<size_t>(std::min<uint64_t>(max_bytes, size - offset)) : 0;
-  std::string data(want, '\0');
+  if (buffer.size() < want) buffer.resize(want);
   size_t got = 0;
   while (got < want) {
-    ssize_t n = ::pread(fd->get(), data.data() + got, want - got, static_cast<off_t>(offset + got));
+    ssize_t n = ::pread(fd->get(), buffer.data() + got, want - got, static_cast<off_t>(offset + got));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return ErrnoError("cannot read " + path, errno);
     if (n == 0) break;
     got += static_cast<size_t>(n);
   }
-  data.resize(got);
+  return got;
+}
+
+Result<std::string> ReadRegularFileRange(const std::string& path, uint64_t offset, size_t max_bytes) {
+  std::string data;
+  Result<size_t> got = ReadRegularFileRangeInto(path, offset, max_bytes, data);
+  if (!got.ok()) return got.status();
+  data.resize(*got);
   return data;
 }
 

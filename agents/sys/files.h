@@ -52,6 +52,12 @@ bool IsWritableDir(const std::string& path);
 // files, whose size reads 0 (use HostFs for those).
 Result<std::string> ReadRegularFile(const std::string& path, size_t max_bytes);
 Result<std::string> ReadRegularFileRange(const std::string& path, uint64_t offset, size_t max_bytes);
+// The same into the front of `buffer`, which grows as needed and never
+// shrinks: a reader that comes back every tick (log ingest) reuses one
+// allocation instead of mapping, faulting in and zeroing a fresh one each
+// time. The value is how many bytes were read.
+Result<size_t> ReadRegularFileRangeInto(const std::string& path, uint64_t offset, size_t max_bytes,
+                                        std::string& buffer);
 Result<uint64_t> RegularFileSize(const std::string& path);
 // Opens `path` read-only as the readers above do (no link followed in its
 // last part, never blocking); kFailedPrecondition unless a regular file.

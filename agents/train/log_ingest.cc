@@ -70,14 +70,17 @@ bool LogIngest::Ingest(JobRecord& r, size_t max_bytes, int64_t now_unix_ms, cons
   if (*size < r.parsed_offset) r.parsed_offset = 0;  // truncated or replaced: read it anew
   r.log_bytes = *size;
   if (*size == r.parsed_offset) return false;
-  Result<std::string> data = sys::ReadRegularFileRange(r.log_path, r.parsed_offset, max_bytes);
-  if (!data.ok() || data->empty()) return false;
+  // One buffer for every job this thread ingests, kept between ticks.
+  thread_local std::string buffer;
+  Result<size_t> got = sys::ReadRegularFileRangeInto(r.log_path, r.parsed_offset, max_bytes, buffer);
+  if (!got.ok() || *got == 0) return false;
+  const std::string_view data(buffer.data(), *got);
   // Whole lines only, so parsed_offset always sits at a line start. A job
   // that ended, or a line past the splitter's cap, is fed as it is.
-  size_t end = data->find_last_of("\n\r");
-  size_t feed = end == std::string::npos ? 0 : end + 1;
+  size_t end = data.find_last_of("\n\r");
+  size_t feed = end == std::string_view::npos ? 0 : end + 1;
   bool ended = !IsActive(r.state);
-  if (ended || data->size() - feed > LineSplitter::kDefaultMaxLineBytes) feed = data->size();
+  if (ended || data.size() - feed > LineSplitter::kDefaultMaxLineBytes) feed = data.size();
   if (feed == 0) return false;
 
   std::vector<LogEvent> events;
@@ -86,7 +89,7 @@ bool LogIngest::Ingest(JobRecord& r, size_t max_bytes, int64_t now_unix_ms, cons
     if (metrics_) metrics_->Observe(line);
     CountIfNovel(line);
   };
-  lines_.Feed(std::string_view(*data).substr(0, feed), r.parsed_offset, sink);
+  lines_.Feed(data.substr(0, feed), r.parsed_offset, sink);
   r.parsed_offset += feed;
   if (ended && r.parsed_offset == r.log_bytes) lines_.Finish(sink);
   if (metrics_) MergeMetrics(metrics_->state(), r.metrics);

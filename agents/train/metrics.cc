@@ -141,10 +141,10 @@ void MetricsTracker::Observe(std::string_view line) {
 }
 
 void MetricsTracker::UpdateThroughput(Throughput reading) {
-  std::string family(ThroughputFamily(reading));
+  const std::string_view family = ThroughputFamily(reading);  // a view into reading or a literal
   auto best = best_by_family_.find(family);
   if (best == best_by_family_.end()) {
-    best = best_by_family_.emplace(family, reading).first;
+    best = best_by_family_.emplace(std::string(family), reading).first;
   } else if (IsFaster(reading, best->second)) {
     best->second = reading;
   }

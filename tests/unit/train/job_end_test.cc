@@ -11,11 +11,11 @@
 namespace gpuctl::train {
 namespace {
 
-using Kind = ExitStatusReading::Kind;
+using ReadingKind = ExitStatusReading::Kind;
 
-ExitStatusReading Value(int v) { return {Kind::kValue, v, ""}; }
+ExitStatusReading Value(int v) { return {ReadingKind::kValue, v, ""}; }
 ExitStatusReading Missing() { return {}; }
-ExitStatusReading Garbage() { return {Kind::kUnreadable, 0, "'0abc' is not an exit status"}; }
+ExitStatusReading Garbage() { return {ReadingKind::kUnreadable, 0, "'0abc' is not an exit status"}; }
 
 using Text = std::optional<std::string>;
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,6 +69,42 @@ TEST(LineSplitter, EmptyChunksChangeNothing) {
   splitter.Feed("", 999, got.sink());
   splitter.Feed("c\n", 2, got.sink());
   EXPECT_EQ(got.lines, (Lines{{"abc", 0}}));
+}
+
+// Lines as the definition reads, a byte at a time over the whole text.
+Lines SplitOneByOne(const std::string& text, uint64_t offset) {
+  Lines lines;
+  size_t start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\n' || text[i] == '\r') {
+      lines.emplace_back(text.substr(start, i - start), offset + start);
+      start = i + 1;
+    }
+  }
+  if (start < text.size()) lines.emplace_back(text.substr(start), offset + start);
+  return lines;
+}
+
+TEST(LineSplitter, MatchesTheByteByByteDefinitionInAnyChunks) {
+  // Lines of any length (across the 64-byte blocks the ends are found in),
+  // any bytes, cut into chunks anywhere.
+  std::mt19937_64 random(20261208);
+  for (int round = 0; round < 3000; ++round) {
+    std::string text(random() % 400, ' ');
+    for (char& c : text) {
+      const uint64_t pick = random() % 16;
+      c = pick == 0 ? '\n' : pick == 1 ? '\r' : pick == 2 ? static_cast<char>(random()) : 'a' + static_cast<char>(pick);
+    }
+    LineSplitter splitter;
+    Collect got;
+    for (size_t at = 0; at < text.size();) {
+      const size_t size = std::min(text.size() - at, static_cast<size_t>(1 + random() % 150));
+      splitter.Feed(std::string_view(text).substr(at, size), 1000 + at, got.sink());
+      at += size;
+    }
+    splitter.Finish(got.sink());
+    ASSERT_EQ(got.lines, SplitOneByOne(text, 1000)) << "round " << round;
+  }
 }
 
 }  // namespace

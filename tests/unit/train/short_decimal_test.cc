@@ -81,6 +81,36 @@ TEST(ScanNumber, ReadsDecimalsAsFromCharsDoesWhateverEndsThem) {
   }
 }
 
+TEST(ScanNumber, ReadsExponentsAsFromCharsDoes) {
+  // Up to 18 digits, '.' anywhere or nowhere, an exponent of one to four
+  // digits with a sign or none: in reach of an exact power of ten or not
+  // (the fast path takes 15 digits and 10^-22 to 10^22),
+  // the value from_chars reads, bit for bit.
+  const char* ends[] = {"", " ", ",", "x", "e", "|"};
+  std::mt19937_64 random(20261207);
+  for (int i = 0; i < 200000; ++i) {
+    const int digits = 1 + static_cast<int>(random() % 18);
+    std::string number;
+    for (int d = 0; d < digits; ++d) number += static_cast<char>('0' + random() % 10);
+    if (random() % 4 != 0) number.insert(1 + random() % number.size(), ".");
+    number += random() % 2 == 0 ? "e" : "E";
+    number += "\0+-"[random() % 3];
+    if (number.back() == '\0') number.pop_back();
+    // Up to 10^199 in all, in a double's range; four digits are "00dd".
+    const int exponent_digits = 1 + static_cast<int>(random() % 4);
+    for (int d = 0; d < exponent_digits; ++d) {
+      const bool lead = exponent_digits - d > 2;
+      number += static_cast<char>('0' + (lead ? (exponent_digits == 3 ? random() % 2 : 0) : random() % 10));
+    }
+    const std::string text = number + ends[random() % std::size(ends)];
+    std::optional<ScannedNumber> scanned = ScanNumber(text);
+    ASSERT_TRUE(scanned) << text;
+    ASSERT_EQ(BitsOf(scanned->value), BitsOf(FromChars(number))) << text;
+    ASSERT_EQ(scanned->length, number.size()) << text;
+    ASSERT_FALSE(scanned->whole) << text;
+  }
+}
+
 TEST(ScanNumber, ReadsThousandsGroupsAndExponents) {
   struct Case {
     const char* text;
@@ -94,6 +124,8 @@ TEST(ScanNumber, ReadsThousandsGroupsAndExponents) {
       {"3e", 3, 1, true},                {"3E-2|", 0.03, 4, false},       {"1.5e+3 ", 1500, 6, false},
       {"7ex", 7, 1, true},               {"-4,000", -4000, 6, true},      {"693, 'loss'", 693, 3, true},
       {"3,", 3, 1, true},                {"3,1234", 3, 1, true},          {"2.5,", 2.5, 3, false},      {"0.30000000000000004", 0.30000000000000004, 19, false},
+      {"3.0e-04,", 3.0e-4, 7, false},    {"1.5e0012", 1.5e12, 8, false},      {"4.5e-05}", 4.5e-05, 7, false},
+      {"3.e5", 3e5, 4, false},           {"2e+", 2, 1, true},              {"2.5e-x", 2.5, 3, false},
   };
   for (const Case& c : cases) {
     std::optional<ScannedNumber> scanned = ScanNumber(c.text);
