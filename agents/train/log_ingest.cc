@@ -25,21 +25,26 @@ void MergeMetrics(const MetricsState& fresh, MetricsState& kept) {
   }
 }
 
-// 8 bytes a step: the novelty ring needs lines told apart, not a hash that
-// resists an adversary (a job that forges repeats only hides its own progress).
+// 16 bytes a step, in two chains that do not wait on each other (one
+// chain's multiplies, each waiting on the last, were most of this function's
+// time): the novelty ring needs lines told apart, not a hash that resists an
+// adversary (a job that forges repeats only hides its own progress).
 // std::hash took an eighth of the ingest's time.
 uint64_t LineHash(std::string_view line) {
-  uint64_t h = 0x9E3779B97F4A7C15ull ^ line.size();
+  uint64_t even = 0x9E3779B97F4A7C15ull ^ line.size(), odd = 0xD6E8FEB86659FD93ull;
   size_t at = 0;
-  for (; at + 8 <= line.size(); at += 8) {
-    uint64_t word = 0;
-    std::memcpy(&word, line.data() + at, 8);
-    h = (h ^ word) * 0xFF51AFD7ED558CCDull;
-    h ^= h >> 32;
+  for (; at + 16 <= line.size(); at += 16) {
+    uint64_t first = 0, second = 0;
+    std::memcpy(&first, line.data() + at, 8);
+    std::memcpy(&second, line.data() + at + 8, 8);
+    even = (even ^ first) * 0xFF51AFD7ED558CCDull;
+    odd = (odd ^ second) * 0xFF51AFD7ED558CCDull;
+    even ^= even >> 32;
+    odd ^= odd >> 32;
   }
-  uint64_t tail = 0;
-  std::memcpy(&tail, line.data() + at, line.size() - at);
-  h = (h ^ tail) * 0xC4CEB9FE1A85EC53ull;
+  uint64_t tail[2] = {0, 0};
+  std::memcpy(tail, line.data() + at, line.size() - at);
+  uint64_t h = (even ^ tail[0]) * 0xC4CEB9FE1A85EC53ull + ((odd ^ tail[1]) * 0xFF51AFD7ED558CCDull);
   return h ^ (h >> 29);
 }
 
@@ -55,9 +60,11 @@ void LogIngest::CountIfNovel(std::string_view line) {
   auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
   if (std::all_of(line.begin(), line.end(), blank)) return;
   size_t hash = LineHash(line);
-  for (size_t seen : recent_) {
-    if (seen == hash) return;
-  }
+  // All sixteen compared, without a branch each: an early return
+  // mispredicted often enough to make this a tenth of the ingest's time.
+  bool repeated = false;
+  for (size_t seen : recent_) repeated |= seen == hash;
+  if (repeated) return;
   recent_[recent_next_] = hash;
   recent_next_ = (recent_next_ + 1) % recent_.size();
   ++novel_lines_;
