@@ -59,6 +59,15 @@ TEST(ShortDecimal, LeavesWhatItCannotReadExactlyToFromChars) {
   EXPECT_FALSE(ShortDecimal(""));
 }
 
+// One to 18 digits, with a '.' somewhere after the first (three times in four).
+std::string RandomDecimal(std::mt19937_64& random) {
+  const int digits = 1 + static_cast<int>(random() % 18);
+  std::string number;
+  for (int d = 0; d < digits; ++d) number += static_cast<char>('0' + random() % 10);
+  if (random() % 4 != 0) number.insert(1 + random() % number.size(), ".");
+  return number;
+}
+
 TEST(ScanNumber, ReadsDecimalsAsFromCharsDoesWhateverEndsThem) {
   // Up to 18 digits, '.' anywhere or nowhere, a sign or none, ended by what
   // is neither a digit, a thousands group nor an exponent: the value
@@ -66,10 +75,7 @@ TEST(ScanNumber, ReadsDecimalsAsFromCharsDoesWhateverEndsThem) {
   const char* ends[] = {"", " ", "|", "x", "%", ")", "/", "s", "-", "\n"};
   std::mt19937_64 random(20261205);
   for (int i = 0; i < 200000; ++i) {
-    const int digits = 1 + static_cast<int>(random() % 18);
-    std::string number;
-    for (int d = 0; d < digits; ++d) number += static_cast<char>('0' + random() % 10);
-    if (random() % 4 != 0) number.insert(1 + random() % number.size(), ".");
+    const std::string number = RandomDecimal(random);
     const char* sign = random() % 8 == 0 ? "-" : "";
     const std::string text = sign + number + ends[random() % std::size(ends)];
     std::optional<ScannedNumber> scanned = ScanNumber(text);
@@ -89,10 +95,7 @@ TEST(ScanNumber, ReadsExponentsAsFromCharsDoes) {
   const char* ends[] = {"", " ", ",", "x", "e", "|"};
   std::mt19937_64 random(20261207);
   for (int i = 0; i < 200000; ++i) {
-    const int digits = 1 + static_cast<int>(random() % 18);
-    std::string number;
-    for (int d = 0; d < digits; ++d) number += static_cast<char>('0' + random() % 10);
-    if (random() % 4 != 0) number.insert(1 + random() % number.size(), ".");
+    std::string number = RandomDecimal(random);
     number += random() % 2 == 0 ? "e" : "E";
     number += "\0+-"[random() % 3];
     if (number.back() == '\0') number.pop_back();
