@@ -30,8 +30,9 @@ constexpr uint64_t WordBytesOf(uint64_t bytes) {
   return word & ~bytes;  // a byte of 0x80 or more is no word byte
 }
 
-// The high bit of each byte that is '\n' or '\r': a byte equal to c is one
-// whose low seven bits, xor c, plus 0x7f do not carry into the high bit.
+// The high bit of each byte that is '\n' or '\r'. A byte equals c when
+// x = byte ^ c is zero: neither x's high bit is set nor does x's low seven
+// bits plus 0x7f carry into it (a carry never crosses into the next byte).
 constexpr uint64_t LineEndBytesOf(uint64_t bytes) {
   constexpr uint64_t kOnes = 0x0101010101010101ull;
   constexpr uint64_t kHigh = 0x8080808080808080ull;

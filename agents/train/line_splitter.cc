@@ -10,8 +10,8 @@ namespace gpuctl::train {
 namespace {
 
 // The '\n's and '\r's of a chunk, found 64 bytes at a time: two memchr
-// calls a line (one for each byte) were a tenth of log ingest, which runs
-// over every byte of every job's log.
+// calls a line (one for each byte) were half of the 7% of log ingest that
+// went to memchr, and this runs over every byte of every job's log.
 class LineEnds {
  public:
   explicit LineEnds(std::string_view text) : text_(text) {}
