@@ -22,12 +22,15 @@ class LogIngestTest : public ::testing::Test {
     dir_.WriteFile("output.log", "");
   }
 
-  // Appends `text` and reads it in, `tick` bytes at most a read.
+  // Appends `text` and reads it in, `tick` bytes at most a read, until a
+  // read takes nothing more.
   void AppendAndRead(const std::string& text, size_t tick = 1 << 20) {
     std::ofstream(record_.log_path, std::ios::app | std::ios::binary) << text;
-    for (int reads = 0; reads < 10000 && ingest_.Ingest(record_, tick, 0, nullptr) | LogIngest::Behind(record_);
-         ++reads) {
-    }
+    uint64_t before = 0;
+    do {
+      before = record_.parsed_offset;
+      ingest_.Ingest(record_, tick, 0, nullptr);
+    } while (record_.parsed_offset != before);
   }
 
   testing::TempDir dir_;
