@@ -84,6 +84,56 @@ DirFacts ReadDirFacts(const std::string& dir, const std::string& marker, size_t 
   return facts;
 }
 
+// The Trainer writes trainer_state.json with one truncate-and-write, as
+// json.dump does: a kill in between leaves it empty or cut short (at a page,
+// a write() the signal ended early), and a run resumed from it fails on its
+// first line. A cut JSON object never closes its first '{' (brackets within
+// strings do not count); a whole one closes it with only blanks after.
+bool IsWholeJsonObject(std::string_view text) {
+  constexpr std::string_view kBlanks = " \t\r\n";
+  size_t i = text.find_first_not_of(kBlanks);
+  if (i == std::string_view::npos || text[i] != '{') return false;
+  int depth = 0;
+  bool in_string = false;
+  for (; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // the escaped character, '"' or '\\' included
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      return text.find_first_not_of(kBlanks, i + 1) == std::string_view::npos;
+    }
+  }
+  return false;
+}
+
+// Why the HF state file at `path` does not show a finished save; "" when it
+// does. Read whole up to 1 MiB (the Trainer logs every 500 steps by default: a long run's state is tens of KiB);
+// past it only its last bytes are looked at, which must close the object.
+std::string HfStateProblem(const std::string& path) {
+  constexpr uint64_t kWholeReadBytes = 1 << 20;
+  constexpr uint64_t kTailBytes = 4096;
+  const std::string cut = "trainer_state.json is empty or cut short (the trainer was stopped while writing it)";
+  Result<uint64_t> size = RegularFileSize(path);
+  if (!size.ok()) return "trainer_state.json cannot be read: " + size.status().message();
+  if (*size <= kWholeReadBytes) {
+    Result<std::string> text = ReadRegularFile(path, kWholeReadBytes);
+    if (!text.ok()) return "trainer_state.json cannot be read: " + text.status().message();
+    return IsWholeJsonObject(*text) ? "" : cut;
+  }
+  Result<std::string> tail = ReadRegularFileRange(path, *size - kTailBytes, kTailBytes);
+  if (!tail.ok()) return "trainer_state.json cannot be read: " + tail.status().message();
+  const size_t last = tail->find_last_not_of(" \t\r\n");
+  return last != std::string::npos && (*tail)[last] == '}' ? "" : cut;
+}
+
 bool IsTemporaryName(std::string_view name) {
   return name.starts_with('.') || name.starts_with("tmp") || name.ends_with(".tmp") ||
          name.ends_with(".partial") || name.ends_with(".incomplete");
@@ -163,7 +213,7 @@ class CheckpointScan {
       Add(path, name, kFormatHf,
           !facts.has_hf_state ? "no trainer_state.json yet (the Trainer writes it last)"
           : opts_.open_for_write.contains(state) ? "trainer_state.json is open for writing"
-                                                 : "");
+                                                 : HfStateProblem(state));
     } else if (facts.has_latest) {
       AddDeepSpeedTree(path.string());
     } else if (facts.has_metadata || facts.has_distcp) {

@@ -56,7 +56,8 @@ struct CheckpointCandidate {
 // `latest`, opts.dir or a child of it) where its subdirectories are, and
 // only the one `latest` names is complete. A missing or empty dir gives {}.
 // Complete, by format (the first that applies):
-//   hf         checkpoint-N with trainer_state.json in it, not open for writing
+//   hf         checkpoint-N with trainer_state.json in it, not open for
+//              writing, and a whole JSON object (not one a kill cut short)
 //   deepspeed  the subdirectory `latest` names
 //   dcp        has .metadata (written last), not open for writing; a directory
 //              with *.distcp files but no .metadata is a partial dcp one

@@ -81,7 +81,9 @@ void WriteCheckpoint(const fs::path& dir, int files, bool complete) {
     if (f >= 10) file = std::to_string(f / 10) + "-" + file;
     WriteFile(dir / file, 256 + 16 * static_cast<size_t>(f));
   }
-  if (complete) WriteFile(dir / "trainer_state.json", 2048);
+  if (complete) {  // a whole JSON object, as the scan requires, of about 2 KiB
+    std::ofstream(dir / "trainer_state.json") << "{\"log_history\": \"" << std::string(2030, 'x') << "\"}\n";
+  }
 }
 
 struct WalkTotals {

@@ -93,17 +93,49 @@ TEST_F(CheckpointFinderTest, HfWithoutTrainerStateIsSkippedForAnOlderCompleteOne
 }
 
 TEST_F(CheckpointFinderTest, HfTrainerStateOpenForWriteIsNotComplete) {
-  Write("checkpoint-100/trainer_state.json");
-  Write("checkpoint-200/trainer_state.json");
+  Write("checkpoint-100/trainer_state.json", "{}");
+  Write("checkpoint-200/trainer_state.json", "{}");
   CheckpointScanOptions opts = Options();
   opts.open_for_write = {Path("checkpoint-200/trainer_state.json")};
   EXPECT_EQ(LatestPath(opts), Path("checkpoint-100"));
   EXPECT_EQ(LatestPath(), Path("checkpoint-200"));
 }
 
+TEST_F(CheckpointFinderTest, HfTrainerStateCutShortByAKillIsNotComplete) {
+  // What a SIGKILL leaves of {"global_step": 300, ...} written by one
+  // truncate-and-write: nothing, or a prefix (a page, or json.dump's chunks).
+  const std::string whole =
+      "{\"global_step\": 300, \"note\": \"a } and a \\\" in a string\", \"log_history\": [{\"loss\": 1.5}, {}]}\n";
+  Write("checkpoint-100/trainer_state.json", "{\"global_step\": 100}");
+  Write("checkpoint-200/trainer_state.json", whole);
+  EXPECT_EQ(LatestPath(), Path("checkpoint-200")) << "braces and quotes within strings do not count";
+  for (size_t cut = 0; cut + 1 < whole.size(); ++cut) {
+    Write("checkpoint-200/trainer_state.json", whole.substr(0, cut));
+    ASSERT_EQ(LatestPath(), Path("checkpoint-100")) << "cut at " << cut << ": " << whole.substr(0, cut);
+  }
+  CheckpointCandidate partial = CandidateAt("checkpoint-200");
+  EXPECT_FALSE(partial.complete);
+  EXPECT_NE(partial.why_not.find("cut short"), std::string::npos) << partial.why_not;
+  Write("checkpoint-200/trainer_state.json", whole + "trailing");
+  EXPECT_EQ(LatestPath(), Path("checkpoint-100")) << "what follows the object is not a whole state";
+}
+
+TEST_F(CheckpointFinderTest, ALargeHfTrainerStateIsJudgedByItsEnd) {
+  // Over 1 MiB only the last bytes are read: they must close the object
+  // (so a cut just after an inner '}' passes; states that large are rare).
+  std::string history = "{\"log_history\": [";
+  while (history.size() < (1u << 20) + 100) history += "{\"loss\": 1.25, \"step\": 10}, ";
+  history += "{}]}";
+  Write("checkpoint-100/trainer_state.json", "{}");
+  Write("checkpoint-200/trainer_state.json", history);
+  EXPECT_EQ(LatestPath(), Path("checkpoint-200"));
+  Write("checkpoint-200/trainer_state.json", history.substr(0, history.size() - 4));  // "..., "
+  EXPECT_EQ(LatestPath(), Path("checkpoint-100"));
+}
+
 TEST_F(CheckpointFinderTest, StepsOrderNumericallyNotByNameOrMtime) {
-  Write("checkpoint-9/trainer_state.json");
-  Write("checkpoint-10/trainer_state.json");
+  Write("checkpoint-9/trainer_state.json", "{}");
+  Write("checkpoint-10/trainer_state.json", "{}");
   Age("checkpoint-10", 2 * kHour);
   Age("checkpoint-9", kHour);  // newer mtime, lower step
   EXPECT_EQ(LatestPath(), Path("checkpoint-10"));
@@ -219,7 +251,7 @@ TEST_F(CheckpointFinderTest, PlainOpenForWriteIsNotComplete) {
 
 TEST_F(CheckpointFinderTest, TemporaryNamesAreNeverComplete) {
   Write("step_100/w.bin");
-  Write("tmp-checkpoint-400/trainer_state.json");
+  Write("tmp-checkpoint-400/trainer_state.json", "{}");
   Write(".step_500/w.bin");
   Write("step_600.partial/w.bin");
   Write("step_700.tmp");
@@ -233,7 +265,7 @@ TEST_F(CheckpointFinderTest, TemporaryNamesAreNeverComplete) {
 }
 
 TEST_F(CheckpointFinderTest, SymlinksAreNeitherCandidatesNorFollowed) {
-  Write("checkpoint-100/trainer_state.json");
+  Write("checkpoint-100/trainer_state.json", "{}");
   Write("checkpoint-100/model.bin", "12345");
   fs::create_directory_symlink(root_ / "checkpoint-100", root_ / "latest-checkpoint");
   fs::create_directory_symlink(root_, root_ / "checkpoint-100" / "loop");
@@ -241,7 +273,7 @@ TEST_F(CheckpointFinderTest, SymlinksAreNeitherCandidatesNorFollowed) {
   std::vector<CheckpointCandidate> all = ScanCheckpoints(Options());
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all[0].checkpoint.path, Path("checkpoint-100"));
-  EXPECT_EQ(all[0].checkpoint.bytes, 5u + 1u);  // the loop link is not walked into
+  EXPECT_EQ(all[0].checkpoint.bytes, 5u + 2u);  // the loop link is not walked into
 }
 
 TEST_F(CheckpointFinderTest, EmptyOrMissingDirGivesNothing) {
@@ -279,7 +311,7 @@ TEST_F(CheckpointFinderTest, AThousandCheckpointsGiveTheNewest) {
   for (int i = 0; i < 1000; ++i) {
     const std::string dir = "checkpoint-" + std::to_string(i);
     for (int f = 0; f < 9; ++f) Write(dir + "/shard" + std::to_string(f));
-    Write(dir + "/trainer_state.json");
+    Write(dir + "/trainer_state.json", "{}");
   }
   std::optional<Checkpoint> found = FindLatestCompleteCheckpoint(Options());
   ASSERT_TRUE(found);
