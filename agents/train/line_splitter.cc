@@ -10,7 +10,7 @@ namespace gpuctl::train {
 namespace {
 
 // The '\n's and '\r's of a chunk, found 64 bytes at a time: two memchr
-// calls a line (one for each byte) were half of the 7% of log ingest that
+// calls a line (one for each byte) were a third of the 7% of log ingest that
 // went to memchr, and this runs over every byte of every job's log.
 class LineEnds {
  public:
