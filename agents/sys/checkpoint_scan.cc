@@ -88,7 +88,10 @@ DirFacts ReadDirFacts(const std::string& dir, const std::string& marker, size_t 
 // json.dump does: a kill in between leaves it empty or cut short (at a page,
 // a write() the signal ended early), and a run resumed from it fails on its
 // first line. A cut JSON object never closes its first '{' (brackets within
-// strings do not count); a whole one closes it with only blanks after.
+// strings do not count); a whole one closes it with only blanks after. Not
+// a JSON parser's accept(): Python writes a NaN or infinite loss or
+// grad_norm as NaN and Infinity, which strict JSON refuses, and such a save
+// is whole.
 bool IsWholeJsonObject(std::string_view text) {
   constexpr std::string_view kBlanks = " \t\r\n";
   size_t i = text.find_first_not_of(kBlanks);

@@ -118,6 +118,8 @@ TEST_F(CheckpointFinderTest, HfTrainerStateCutShortByAKillIsNotComplete) {
   EXPECT_NE(partial.why_not.find("cut short"), std::string::npos) << partial.why_not;
   Write("checkpoint-200/trainer_state.json", whole + "trailing");
   EXPECT_EQ(LatestPath(), Path("checkpoint-100")) << "what follows the object is not a whole state";
+  Write("checkpoint-200/trainer_state.json", "{\"log_history\": [{\"grad_norm\": NaN, \"loss\": Infinity}]}");
+  EXPECT_EQ(LatestPath(), Path("checkpoint-200")) << "Python's json writes a NaN loss so; the save is whole";
 }
 
 TEST_F(CheckpointFinderTest, ALargeHfTrainerStateIsJudgedByItsEnd) {
