@@ -8,12 +8,16 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <string_view>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
 namespace gpuctl::train {
+
+// The bytes one mask covers, one bit each.
+inline constexpr size_t kMaskBlock = 64;
 
 // The high bit of each of `bytes`'s eight bytes, set where that byte is a
 // word byte ([A-Za-z0-9_]). Each range test subtracts within a byte that
@@ -111,6 +115,17 @@ inline uint64_t LineEndBits(const char* p) {
 #else
   return LineEndBitsPortable(p);
 #endif
+}
+
+// The bits of the 64 bytes of `text` from `at` by `bits` (WordBits,
+// LineEndBits): past its end, zero bytes, which are of neither class.
+template <uint64_t (*kBits)(const char*)>
+uint64_t BitsAt(std::string_view text, size_t at) {
+  const size_t left = text.size() - at;
+  if (left >= kMaskBlock) return kBits(text.data() + at);
+  char block[kMaskBlock] = {};
+  std::memcpy(block, text.data() + at, left);
+  return kBits(block);
 }
 
 }  // namespace gpuctl::train

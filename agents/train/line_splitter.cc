@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstring>
 
 #include "agents/train/byte_masks.h"
 
@@ -19,28 +18,19 @@ class LineEnds {
   // The first line end at or after `from`; npos if none.
   size_t From(size_t from) {
     while (from < text_.size()) {
-      const size_t block = from - from % kBlock;
+      const size_t block = from - from % kMaskBlock;
       if (block != block_) Load(block);
       const uint64_t ends = ends_ & (~uint64_t{0} << (from - block));
       if (ends != 0) return block + static_cast<size_t>(std::countr_zero(ends));
-      from = block + kBlock;
+      from = block + kMaskBlock;
     }
     return std::string_view::npos;
   }
 
  private:
-  static constexpr size_t kBlock = 64;
-
   void Load(size_t block) {
     block_ = block;
-    const size_t left = text_.size() - block;
-    if (left >= kBlock) {
-      ends_ = LineEndBits(text_.data() + block);
-    } else {
-      char bytes[kBlock] = {};  // zero bytes past the text end no line
-      std::memcpy(bytes, text_.data() + block, left);
-      ends_ = LineEndBits(bytes);
-    }
+    ends_ = BitsAt<LineEndBits>(text_, block);
   }
 
   std::string_view text_;

@@ -8,7 +8,6 @@
 
 #include <bit>
 #include <cstdint>
-#include <cstring>
 #include <string_view>
 
 #include "agents/train/byte_masks.h"
@@ -31,22 +30,12 @@ class WordStarts {
   }
 
  private:
-  static constexpr size_t kBlock = 64;
-
   void Load() {
-    const size_t left = text_.size() - next_block_;
-    uint64_t word = 0;
-    if (left >= kBlock) {
-      word = WordBits(text_.data() + next_block_);
-    } else {
-      char block[kBlock] = {};  // past the text: zero bytes, which are no word bytes
-      std::memcpy(block, text_.data() + next_block_, left);
-      word = WordBits(block);
-    }
+    const uint64_t word = BitsAt<WordBits>(text_, next_block_);
     starts_ = word & ~((word << 1) | (last_was_word_ ? 1u : 0u));
     last_was_word_ = (word >> 63) != 0;
     block_ = next_block_;
-    next_block_ += kBlock;
+    next_block_ += kMaskBlock;
   }
 
   std::string_view text_;
