@@ -253,7 +253,8 @@ std::optional<int> ExponentAt(std::string_view text, size_t& i) {
   int value = 0;
   for (; e < text.size() && IsDigit(text[e]) && e - first < 3; ++e) value = value * 10 + (text[e] - '0');
   if (e == first) return std::nullopt;
-  if (e < text.size() && IsDigit(text[e])) return 1000;
+  // Out of the exact powers' reach whatever the fraction's digits.
+  if (e < text.size() && IsDigit(text[e])) return kExactPowers + static_cast<int>(kExactDigits) + 1;
   i = e;
   return negative ? -value : value;
 }
