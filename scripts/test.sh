@@ -16,7 +16,7 @@ timed() {  # NAME COMMAND...: runs it, noting its minutes
 report() {
   echo "== time per phase: ${times[*]/%/;} total $((SECONDS / 60)) min"
   echo "== skipped tests:"
-  python3 scripts/list-skips.py build/ctest-junit.xml build-fuzz/ctest-junit.xml build-aarch64/ctest-junit.xml || true
+  python3 scripts/test-report.py build/ctest-junit.xml build-fuzz/ctest-junit.xml build-aarch64/ctest-junit.xml || true
 }
 early= autogroup=/proc/sys/kernel/sched_autogroup_enabled autogroup_was=
 finish() {
