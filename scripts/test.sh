@@ -18,9 +18,12 @@ report() {
   echo "== skipped tests:"
   python3 scripts/test-report.py build/ctest-junit.xml build-fuzz/ctest-junit.xml build-aarch64/ctest-junit.xml || true
 }
-early= autogroup=/proc/sys/kernel/sched_autogroup_enabled autogroup_was=
+early= autogroup=/proc/sys/kernel/sched_autogroup_enabled autogroup_was= prefetch=
 finish() {
   [ -n "$early" ] && kill -- -"$early" 2>/dev/null
+  # A run that failed before the prefetch was waited for: how far it got
+  # (a fresh-root test that failed may have been waiting on its root).
+  [ -n "$prefetch" ] && cat build/prefetch.log 2>/dev/null
   [ -n "$autogroup_was" ] && echo "$autogroup_was" >"$autogroup"
   report
 }
@@ -65,6 +68,7 @@ if [ "$autogroup_now" = 0 ] || { echo 0 >"$autogroup"; } 2>/dev/null; then
 fi
 timed tests bash -c 'cd build && ctest --output-on-failure --output-junit ctest-junit.xml --timeout 300 -j 2'
 wait $prefetch || true
+prefetch=
 cat build/prefetch.log
 # What is left of those builds, at full priority now.
 early_status=0
