@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Prints every skipped test of ctest's JUnit reports, with its reason, and
-then every failed one, with the last lines it printed.
+then every failed one, with the lines that say why.
 
   python3 scripts/test-report.py build/ctest-junit.xml build-fuzz/ctest-junit.xml ...
 
@@ -15,7 +15,7 @@ import os
 import sys
 import xml.etree.ElementTree as ET
 
-FAILURE_LINES = 6   # a shell test's FAIL line and what led to it
+FAILURE_LINES = 8   # a failure and its values, or a FAIL line and what led to it
 LINE_CHARS = 300    # one runaway line must not push the others out
 
 
@@ -31,9 +31,20 @@ def skip_reason(output):
     return said[-1] if said else "(no output)"
 
 
-def last_lines(output):
+def failure_lines(output):
+    """The lines that say why: from GoogleTest's first "FILE:LINE: Failure"
+    on (its Value of / Actual / Expected and message), else up to a shell
+    test's last FAIL line, else the last lines."""
     said = [line.rstrip() for line in (output or "").splitlines() if line.strip()]
-    return [line[:LINE_CHARS] for line in said[-FAILURE_LINES:]] or ["(no output)"]
+    failure = next((i for i, line in enumerate(said) if line.endswith(": Failure")), None)
+    shell_fail = next((i for i in range(len(said) - 1, -1, -1) if "FAIL" in said[i] and "FAILED" not in said[i]), None)
+    if failure is not None:
+        chosen = said[failure:failure + FAILURE_LINES]
+    elif shell_fail is not None:
+        chosen = said[max(0, shell_fail + 1 - FAILURE_LINES):shell_fail + 1]
+    else:
+        chosen = said[-FAILURE_LINES:]
+    return [line[:LINE_CHARS] for line in chosen] or ["(no output)"]
 
 
 def cases(paths):
@@ -58,10 +69,10 @@ def main(paths):
         print(f"  {phase}: {name}: {skip_reason(case.findtext('system-out'))}")
     print(f"{len(skipped)} test(s) skipped")
     if failed:
-        print(f"== failed tests ({len(failed)}), each with its last lines:")
+        print(f"== failed tests ({len(failed)}), each with why:")
         for phase, name, case in failed:
             print(f"  {phase}: {name}:")
-            for line in last_lines(case.findtext("system-out")):
+            for line in failure_lines(case.findtext("system-out")):
                 print(f"    {line}")
 
 

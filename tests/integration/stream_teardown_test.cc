@@ -12,6 +12,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -56,7 +57,11 @@ class Client {
   }
 
   void Start() {
-    if (!stalled_) std::filesystem::remove(out_);
+    ++starts_;
+    if (!stalled_) {
+      if (starts_ > 1) last_run_said_ = Said();
+      std::filesystem::remove(out_);
+    }
     // What an earlier, refused run wrote is not this run's output.
     char buf[65536];
     while (fifo_ >= 0 && ::read(fifo_, buf, sizeof buf) > 0) {
@@ -79,12 +84,31 @@ class Client {
   }
   // Refused for want of a log-stream slot (or it failed otherwise).
   bool Exited() { return !process_->running(); }
+  // For a failure message: how often it was started, whether it runs, and
+  // (output to a file) the start of what it wrote.
+  std::string Describe() {
+    const std::string said = stalled_ ? "" : Said();
+    return std::string(stalled_ ? "stalled" : "reading") + ", started " + std::to_string(starts_) + "x, " +
+           (process_->running() ? "running" : "exited") + (HasOutput() ? ", has output" : ", no output") +
+           (said.empty() ? "" : ": " + said) + (last_run_said_.empty() ? "" : "; its run before said: " + last_run_said_);
+  }
 
  private:
   std::vector<std::string> argv_;
   std::string out_;
   bool stalled_;
   int fifo_ = -1;
+  int starts_ = 0;
+  std::string last_run_said_;
+
+  // The start of what it wrote to its file.
+  std::string Said() const {
+    std::ifstream in(out_);
+    std::string said(200, '\0');
+    in.read(said.data(), static_cast<std::streamsize>(said.size()));
+    said.resize(static_cast<size_t>(in.gcount()));
+    return said;
+  }
   std::unique_ptr<BackgroundProcess> process_;
 };
 
@@ -168,17 +192,25 @@ class StreamTeardown : public TrainFixture {
         << "the job did not log " << bytes << " bytes";
   }
   // Starts each client's stream, again when the agent refused it, until
-  // every one is accepted or `timeout` passes.
-  bool AllAccepted(std::vector<std::unique_ptr<Client>>& clients, std::chrono::milliseconds timeout) {
-    return WaitUntil([&] {
-      bool all = true;
+  // every one is accepted or `timeout` passes; then says which were not.
+  ::testing::AssertionResult AllAccepted(std::vector<std::unique_ptr<Client>>& clients,
+                                         std::chrono::milliseconds timeout) {
+    const bool all = WaitUntil([&] {
+      bool every = true;
       for (auto& c : clients) {
         if (c->HasOutput() && c->running()) continue;
-        all = false;
+        every = false;
         if (c->Exited()) c->Start();
       }
-      return all;
+      return every;
     }, timeout);
+    if (all) return ::testing::AssertionSuccess();
+    ::testing::AssertionResult failure = ::testing::AssertionFailure();
+    for (size_t i = 0; i < clients.size(); ++i) {
+      if (clients[i]->HasOutput() && clients[i]->running()) continue;
+      failure << "\n  follower " << i << ": " << clients[i]->Describe();
+    }
+    return failure;
   }
 };
 
