@@ -84,6 +84,8 @@ class Client {
   }
   // Refused for want of a log-stream slot (or it failed otherwise).
   bool Exited() { return !process_->running(); }
+  // The agent accepted its stream and it is still following.
+  bool Served() { return HasOutput() && running(); }
   // For a failure message: how often it was started, whether it runs, and
   // (output to a file) the start of what it wrote.
   std::string Describe() {
@@ -198,7 +200,7 @@ class StreamTeardown : public TrainFixture {
     const bool all = WaitUntil([&] {
       bool every = true;
       for (auto& c : clients) {
-        if (c->HasOutput() && c->running()) continue;
+        if (c->Served()) continue;
         every = false;
         if (c->Exited()) c->Start();
       }
@@ -207,7 +209,7 @@ class StreamTeardown : public TrainFixture {
     if (all) return ::testing::AssertionSuccess();
     ::testing::AssertionResult failure = ::testing::AssertionFailure();
     for (size_t i = 0; i < clients.size(); ++i) {
-      if (clients[i]->HasOutput() && clients[i]->running()) continue;
+      if (clients[i]->Served()) continue;
       failure << "\n  follower " << i << ": " << clients[i]->Describe();
     }
     return failure;
